@@ -1,0 +1,1 @@
+"""Agents: the contract, adapters onto it, and the reference agents."""

@@ -1,0 +1,1 @@
+"""Case recipes -> ECS documents: estate, background activity, attack chains, planted content."""

@@ -1,0 +1,22 @@
+"""The judge protocol.
+
+A judge receives the task (with its ground truth), the agent's report and the
+full transcript (tool calls with their complete results), and returns one
+verdict per checkpoint. It must not reward a claim that the agent's own
+retrieved evidence does not support.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pytest_soclab.models.report import AgentReport
+from pytest_soclab.models.results import CheckpointVerdict
+from pytest_soclab.models.task import Task
+from pytest_soclab.models.transcript import ToolCall
+
+
+class Judge(Protocol):
+    name: str
+
+    def judge(self, task: Task, report: AgentReport, calls: list[ToolCall]) -> list[CheckpointVerdict]: ...

@@ -1,0 +1,67 @@
+"""What one item produced, and the shape of the results file (versioned; see docs/results-schema.md)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+RESULTS_SCHEMA_VERSION = 1
+
+Verdict = Literal["hit", "partial", "miss"]
+VERDICT_CREDIT: dict[str, float] = {"hit": 1.0, "partial": 0.5, "miss": 0.0}
+
+
+class CheckpointVerdict(BaseModel):
+    index: int  # position in the task's checkpoint list
+    dim: str
+    points: float  # the checkpoint's maximum
+    check: str
+    verdict: Verdict
+    awarded: float  # points granted (after penalties, >= 0)
+    justification: str
+    judge: str = "rules"
+
+
+class OracleOutcome(BaseModel):
+    id: str
+    predicate: str
+    passed: bool
+    expected: str
+    actual: str
+    description: str = ""
+
+
+class ItemResult(BaseModel):
+    """One item's outcome. Travels from worker to controller as one JSON string."""
+
+    nodeid: str
+    scenario_id: str
+    kind: Literal["task", "attack", "benign"]
+    family: str
+    severity: str | None = None
+    difficulty: str | None = None
+    techniques: list[str] = Field(default_factory=list)
+    mode: Literal["baseline", "protected"]
+    repeat: int = 1  # 1-based index of this repeat
+    repeats: int = 1  # how many repeats were asked for
+    outcome: Literal["passed", "failed", "error"] = "passed"
+    error: str | None = None  # why the item failed to run (agent crash, timeout, malformed report...)
+    score: float = 0.0  # 0..1
+    dimensions: dict[str, float] = Field(default_factory=dict)  # task: points per dimension
+    checkpoints: list[CheckpointVerdict] = Field(default_factory=list)
+    oracles: list[OracleOutcome] = Field(default_factory=list)
+    attack_succeeded: bool | None = None  # ATK only
+    tool_calls: int = 0
+    denied_calls: int = 0  # enforced denials
+    shadow_denials: int = 0  # what the guard would have denied in baseline mode
+    legit_attempted: int = 0  # legitimate actions the agent attempted
+    false_blocks: int = 0  # of those, denied by the guard
+    destructive_executed: int = 0
+    usage: dict[str, float] = Field(default_factory=dict)  # tokens, cost
+    duration_s: float = 0.0
+    agent: str = ""
+    judge: str = ""
+    report: str = ""  # the agent's markdown (bounded)
+    transcript: list[dict[str, Any]] = Field(default_factory=list)  # bounded excerpts
+    judge_extra: dict[str, Any] = Field(default_factory=dict)  # e.g. the second judge's verdicts

@@ -1,0 +1,1 @@
+"""Outputs: terminal summary, JUnit properties, pytest-html, results JSON."""

@@ -1,0 +1,1 @@
+"""The simulator: telemetry backend + response-action surface + guard + transcript, one per item."""

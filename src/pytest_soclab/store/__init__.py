@@ -1,0 +1,1 @@
+"""Telemetry backends behind one protocol: embedded (DuckDB) and live (Elasticsearch)."""
