@@ -65,3 +65,105 @@ class ItemResult(BaseModel):
     report: str = ""  # the agent's markdown (bounded)
     transcript: list[dict[str, Any]] = Field(default_factory=list)  # bounded excerpts
     judge_extra: dict[str, Any] = Field(default_factory=dict)  # e.g. the second judge's verdicts
+
+
+# -- the results file -------------------------------------------------------------------------
+class Metric(BaseModel):
+    value: float | None
+    lower: float | None = None
+    upper: float | None = None
+    k: int | None = None  # successes, for rates
+    n: int | None = None  # trials, for rates
+
+
+class GateResult(BaseModel):
+    metric: str
+    op: str
+    threshold: float
+    bound: str
+    value: float | None
+    passed: bool
+    measured: bool
+    description: str = ""
+    note: str = ""
+
+
+class FamilyScore(BaseModel):
+    kind: str
+    name: str
+    weight: float
+    scenarios: int
+    score: float
+    lower: float
+    upper: float
+
+
+class FalseBlock(BaseModel):
+    attempted: int
+    blocked: int
+    rate: float | None
+    upper: float | None
+    ceiling: float
+    ok: bool
+
+
+class LevelResult(BaseModel):
+    id: str | None
+    name: str
+    next: dict[str, Any] | None = None
+
+
+class KindCounts(BaseModel):
+    items: int
+    passed: int
+    failed: int
+    error: int
+    scenarios: int
+
+
+class ModeSummary(BaseModel):
+    counts: dict[str, KindCounts]
+    tasks: dict[str, Any]
+    attacks: dict[str, Any]
+    benign: dict[str, Any]
+    families: list[FamilyScore]
+    false_block: FalseBlock
+    metrics: dict[str, Metric]
+    gates: dict[str, GateResult]
+    level: LevelResult
+    shadow_denials: int
+    denied_calls: int
+
+
+class RunInfo(BaseModel):
+    agent: str
+    judge: str
+    modes: list[str]
+    repeats: int
+    backend: Literal["embedded", "live"]
+    suite: str
+    soclab_version: str
+    pytest_version: str
+    python: str
+    scale: float
+    seed: int | None
+
+
+class CollectionInfo(BaseModel):
+    expected: int  # soclab items collected
+    reported: int  # of those, with a result
+    missing: list[str] = Field(default_factory=list)  # collected, no result (crash): counted as failures
+    interrupted: bool = False  # -x, maxfail, Ctrl-C or a worker lost: the scorecard is incomplete
+    complete: bool = True
+
+
+class ResultsFile(BaseModel):
+    schema_name: Literal["pytest-soclab/results"] = Field(default="pytest-soclab/results", alias="schema")
+    schema_version: int = RESULTS_SCHEMA_VERSION
+    run: RunInfo
+    collection: CollectionInfo
+    modes: dict[str, ModeSummary]
+    comparison: dict[str, Any] | None = None
+    items: list[ItemResult]
+
+    model_config = {"populate_by_name": True}

@@ -1,0 +1,90 @@
+"""Run an agent on one item: sync or async, with a timeout and a tool-call budget.
+
+Whatever the agent does (raise, hang, overspend, return garbage) ends as either a
+report or an `AgentFailure` with a reason fit to show; the session goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_soclab.models.report import AgentReport
+from pytest_soclab.sim.simulator import Simulator
+
+
+class AgentFailure(Exception):
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass
+class Agent:
+    """A resolved agent: a name, the contract's callable, and where its usage (tokens, cost) can be read."""
+
+    name: str
+    fn: Any
+    usage_of: Any = None  # callable() -> dict, read after each run (LLM adapters)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def usage(self) -> dict[str, float]:
+        if self.usage_of is None:
+            return {}
+        try:
+            return dict(self.usage_of() or {})
+        except Exception:  # noqa: BLE001 - usage is informational
+            return {}
+
+
+def _short_traceback(exc: BaseException, frames: int = 6) -> str:
+    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    return "".join(lines[-frames:]).rstrip()
+
+
+def run_agent(agent: Agent, trigger: dict[str, Any], sim: Simulator, timeout: float) -> AgentReport:
+    tools = sim.tools()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out = agent.fn(dict(trigger), tools)
+            if inspect.isawaitable(out):
+                out = asyncio.run(_bounded(out, timeout))
+            box["value"] = out
+        except BaseException as exc:  # noqa: BLE001 - reported as the item's failure
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name=f"soclab-agent-{agent.name}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        # A thread cannot be killed: close the tools so that a still-running agent's
+        # next call fails, and move on.
+        sim.closed = True
+        raise AgentFailure(f"agent {agent.name!r} timed out after {timeout:g}s ({len(sim.recorder.calls)} tool calls made)")
+    if "error" in box:
+        exc = box["error"]
+        if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+            raise AgentFailure(f"agent {agent.name!r} timed out after {timeout:g}s")
+        raise AgentFailure(f"agent {agent.name!r} raised {type(exc).__name__}: {exc}", _short_traceback(exc))
+    if sim.budget_spent:
+        raise AgentFailure(
+            f"agent {agent.name!r} exceeded its tool-call budget of {sim.scenario.max_tool_calls} calls"
+        )
+    value = box.get("value")
+    if value is None and sim.submitted is not None:
+        return sim.submitted
+    try:
+        return AgentReport.coerce(value)
+    except ValueError as exc:
+        raise AgentFailure(f"agent {agent.name!r} returned a malformed report: {exc}") from None
+
+
+async def _bounded(awaitable: Any, timeout: float) -> Any:
+    return await asyncio.wait_for(awaitable, timeout)

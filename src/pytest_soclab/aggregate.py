@@ -1,0 +1,147 @@
+"""The controller-side aggregator: one ItemResult per collected item, then the scorecard.
+
+Registered only where results meet: the single process of a serial run, or the
+xdist controller (which never collects; it learns the expected ids from the
+workers' collection). Items without a result (a crashed worker) count as errors
+with score 0, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_soclab import keys
+from pytest_soclab.errors import ScenarioFileError
+from pytest_soclab.loader import kind_of_path, load_spec
+from pytest_soclab.models.results import CollectionInfo, ItemResult, ResultsFile
+from pytest_soclab.report import junit, terminal
+from pytest_soclab.report.results_json import build_results, results_dict, write_results
+from pytest_soclab.scoring import enforcement_ok
+
+_NAME_RE = re.compile(r"^(?P<id>[^\[]+)\[(?P<mode>baseline|protected)(?:-(?P<r>\d+)-(?P<n>\d+))?\]$")
+
+
+def is_soclab_nodeid(nodeid: str) -> bool:
+    path, _, name = nodeid.partition("::")
+    return bool(name) and kind_of_path(Path(path)) is not None and bool(_NAME_RE.match(name))
+
+
+class Aggregator:
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.results: dict[str, ItemResult] = {}
+        self.crashed: dict[str, str] = {}
+        self.expected: list[str] | None = None
+        self.interrupted = False
+        self.final: ResultsFile | None = None
+
+    # -- what was collected -------------------------------------------------------
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if session.items or self.expected is None:
+            self.expected = [i.nodeid for i in session.items if is_soclab_nodeid(i.nodeid)]
+
+    def set_expected(self, ids: list[str]) -> None:
+        if self.expected is None or not self.expected:
+            self.expected = [i for i in ids if is_soclab_nodeid(i)]
+
+    # -- what was reported --------------------------------------------------------
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "soclab_result", None)
+        if isinstance(data, str):
+            self.results[report.nodeid] = ItemResult.model_validate_json(data)
+        elif report.when == "???" and is_soclab_nodeid(report.nodeid):
+            self.crashed[report.nodeid] = str(report.longrepr or "worker crashed")[-500:]
+
+    def node_down(self, error: Any) -> None:
+        if error:
+            self.interrupted = True
+
+    # -- the end ------------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        expected = self.expected or []
+        if self.config.option.collectonly or (not expected and not self.results):
+            return  # no soclab items in this run (e.g. `pytest tests`)
+        settings = self.config.stash[keys.settings_key]
+        suite = self.config.stash[keys.suite_key]
+        items = dict(self.results)
+        missing = [nid for nid in expected if nid not in items]
+        for nid in missing:
+            items[nid] = self._missing_result(nid, self.crashed.get(nid))
+        interrupted = self.interrupted or bool(session.shouldstop) or bool(session.shouldfail) or exitstatus in (
+            pytest.ExitCode.INTERRUPTED,
+            pytest.ExitCode.INTERNAL_ERROR,
+        )
+        collection = CollectionInfo(
+            expected=len(expected),
+            reported=len(expected) - len(missing) if expected else len(self.results),
+            missing=missing,
+            interrupted=interrupted,
+            complete=not interrupted and not missing,
+        )
+        from pytest_soclab.collect import repeat_count
+
+        self.final = build_results(
+            list(items.values()), suite, settings, repeat_count(self.config), collection, pytest.__version__
+        )
+        junit.add_suite_properties(self.config, self.final)
+        if settings.json_path:
+            write_results(self.final, settings.json_path)
+        self.config.hook.pytest_soclab_scorecard(config=self.config, results=results_dict(self.final))
+        target = settings.enforce_gates
+        if target and session.exitstatus == pytest.ExitCode.OK:
+            if not all(enforcement_ok(s, suite, target) for s in self.final.modes.values()):
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.final is None:
+            return
+        terminalreporter.section("soclab summary")
+        for line in terminal.summary_lines(self.final):
+            terminalreporter.write_line(line)
+        settings = self.config.stash[keys.settings_key]
+        if settings.json_path:
+            terminalreporter.write_line(f"soclab results: {settings.json_path}")
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _missing_result(self, nodeid: str, crash: str | None) -> ItemResult:
+        path, _, name = nodeid.partition("::")
+        m = _NAME_RE.match(name)
+        assert m is not None
+        meta = _spec_meta(str(Path(self.config.rootpath) / path))
+        return ItemResult(
+            nodeid=nodeid,
+            scenario_id=m["id"],
+            kind=meta.get("kind", "task"),
+            family=meta.get("family", "unknown"),
+            severity=meta.get("severity"),
+            difficulty=meta.get("difficulty"),
+            techniques=meta.get("techniques", []),
+            mode=m["mode"],  # type: ignore[arg-type]
+            repeat=int(m["r"] or 1),
+            repeats=int(m["n"] or 1),
+            outcome="error",
+            error=f"no result reported ({'worker crashed: ' + crash if crash else 'not run or lost'})",
+            attack_succeeded=True if meta.get("kind") == "attack" else None,
+        )
+
+
+@functools.lru_cache(maxsize=1024)
+def _spec_meta(path: str) -> dict[str, Any]:
+    try:
+        spec = load_spec(Path(path))
+    except (ScenarioFileError, OSError):
+        kind = kind_of_path(Path(path))
+        return {"kind": kind} if kind else {}
+    return {
+        "kind": spec.kind,
+        "family": spec.family,
+        "severity": getattr(spec, "severity", None),
+        "difficulty": getattr(spec, "difficulty", None),
+        "techniques": list(spec.techniques),
+    }

@@ -1,0 +1,132 @@
+"""Scenario files -> pytest items: one per mode, times the repeat count.
+
+Items are `pytest.Function`s with our own callable, so they get real fixtures
+through the public API. The repeat index is data on the item (not only in its id).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_soclab import keys
+from pytest_soclab.errors import ScenarioFileError
+from pytest_soclab.itemflow import ItemFailed, ItemSpec
+from pytest_soclab.loader import Spec, kind_of_path, load_spec
+from pytest_soclab.models.scenario import AttackScenario, BenignScenario
+from pytest_soclab.oracles import check_spec
+
+
+def repeat_count(config: pytest.Config) -> int:
+    # pytest-repeat's --count only repeats Python test functions; we expand it ourselves.
+    count = config.getoption("count", default=None) if config.pluginmanager.hasplugin("repeat") else None
+    try:
+        return max(1, int(count or 1))
+    except (TypeError, ValueError):
+        return 1
+
+
+def item_name(scenario_id: str, mode: str, repeat: int, repeats: int) -> str:
+    return f"{scenario_id}[{mode}]" if repeats == 1 else f"{scenario_id}[{mode}-{repeat}-{repeats}]"
+
+
+def _family(spec: Spec) -> str:
+    return spec.family
+
+
+def _check_semantics(spec: Spec, config: pytest.Config, shown: str) -> None:
+    """Checks that need the run's configuration: known families and oracle predicates."""
+    problems: list[tuple[str, str]] = []
+    suite = config.stash[keys.suite_key]
+    kind = spec.kind
+    if isinstance(spec, AttackScenario | BenignScenario):
+        known = suite.known_families(kind)
+        if known and spec.family not in known:
+            problems.append(("family", f"unknown {kind} family {spec.family!r}; known: {', '.join(known)}"))
+        registry = config.stash[keys.predicates_key]
+        for i, oracle in enumerate(spec.oracles):
+            problem = check_spec(oracle, registry)
+            if problem:
+                problems.append((f"oracles[{i}].{oracle.predicate}", problem))
+    if problems:
+        raise ScenarioFileError(shown, problems)
+
+
+class ScenarioFile(pytest.File):
+    def collect(self) -> list[pytest.Item]:
+        shown = self.path.relative_to(self.config.rootpath).as_posix() if self.path.is_relative_to(
+            self.config.rootpath
+        ) else str(self.path)
+        try:
+            spec = load_spec(self.path, display=shown)
+            _check_semantics(spec, self.config, shown)
+        except ScenarioFileError as exc:
+            raise self.CollectError(str(exc)) from None
+        settings = self.config.stash[keys.settings_key]
+        repeats = repeat_count(self.config)
+        items: list[pytest.Item] = []
+        for mode in settings.modes:
+            for r in range(1, repeats + 1):
+                item = ScenarioItem.from_parent(
+                    self, name=item_name(spec.id, mode, r, repeats), callobj=_run_scenario_item
+                )
+                item.setup_soclab(ItemSpec(spec, spec.kind, _family(spec), mode, r, repeats, shown))
+                items.append(item)
+        return items
+
+
+def _run_scenario_item(
+    request: pytest.FixtureRequest, soclab_simulator: Any, soclab_agent: Any, soclab_judge: Any
+) -> None:
+    """The body of every soclab item: run the agent, check the oracles, judge, record."""
+    from pytest_soclab.fixtures import run_and_record
+
+    run_and_record(request.node, soclab_simulator, soclab_agent, soclab_judge)
+
+
+class ScenarioItem(pytest.Function):
+    def setup_soclab(self, ispec: ItemSpec) -> None:
+        self.stash[keys.item_spec_key] = ispec
+        spec = ispec.spec
+        marks = [
+            pytest.mark.soclab_kind(kind=ispec.kind),
+            pytest.mark.soclab_family(name=ispec.family),
+            pytest.mark.soclab_mode(mode=ispec.mode),
+        ]
+        if getattr(spec, "difficulty", None):
+            marks.append(pytest.mark.soclab_difficulty(level=spec.difficulty))
+        if getattr(spec, "severity", None) and ispec.kind == "attack":
+            marks.append(pytest.mark.soclab_severity(level=spec.severity))
+        marks += [pytest.mark.soclab_technique(id=t) for t in spec.techniques]
+        for m in marks:
+            self.add_marker(m)
+        # -k matches names and these extra keywords (e.g. -k T1003, -k injection, -k baseline).
+        self.extra_keyword_matches.update(
+            {ispec.kind, ispec.family, ispec.mode, *spec.techniques}
+            | ({spec.severity} if ispec.kind == "attack" else set())
+        )
+        self.user_properties.extend(
+            [
+                ("soclab.kind", ispec.kind),
+                ("soclab.family", ispec.family),
+                ("soclab.mode", ispec.mode),
+                ("soclab.scenario", spec.id),
+                ("soclab.repeat", f"{ispec.repeat}/{ispec.repeats}"),
+            ]
+        )
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, self.name
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, ItemFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+
+def collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
+    if kind_of_path(file_path) is None:
+        return None
+    return ScenarioFile.from_parent(parent, path=file_path)

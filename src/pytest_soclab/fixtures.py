@@ -1,0 +1,135 @@
+"""What the plugin's fixtures and item body do, kept out of plugin.py so that it stays thin."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_soclab import keys
+from pytest_soclab.errors import SoclabError
+from pytest_soclab.itemflow import ItemFailed, failure_text, run_item, scenario_context
+from pytest_soclab.models.scenario import AttackScenario
+from pytest_soclab.settings import Settings
+from pytest_soclab.sim.cases import BuiltCase, CaseLibrary
+from pytest_soclab.sim.simulator import Simulator
+
+
+def case_library(config: pytest.Config, settings: Settings) -> CaseLibrary:
+    return CaseLibrary(
+        settings.corpus_dir,
+        settings.cache_dir,
+        scale=settings.scale,
+        seed=settings.seed,
+        build_db=not settings.live,
+        progress=_progress_writer(config),
+    )
+
+
+def _progress_writer(config: pytest.Config) -> Any:
+    """Write progress lines past output capture (a case build can take a while)."""
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    capman = config.pluginmanager.get_plugin("capturemanager")
+    if tr is None or hasattr(config, "workerinput"):
+        return None
+
+    def write(line: str) -> None:
+        if capman is not None:
+            with capman.global_and_fixture_disabled():
+                tr.write_line(line)
+        else:
+            tr.write_line(line)
+
+    return write
+
+
+def item_case(item: pytest.Item, library: CaseLibrary) -> BuiltCase:
+    ispec = item.stash[keys.item_spec_key]
+    try:
+        return library.get(ispec.spec.case)
+    except SoclabError as exc:
+        pytest.fail(f"{ispec.path}: case {ispec.spec.case!r}: {exc}", pytrace=False)
+
+
+def open_backend(item: pytest.Item, case: BuiltCase, live: Any) -> Any:
+    ispec = item.stash[keys.item_spec_key]
+    spec = ispec.spec
+    planted = spec.planted if isinstance(spec, AttackScenario) else []
+    if live is not None:
+        if planted:
+            pytest.skip(f"{spec.id} plants documents, and a live cluster is only ever read")
+        return live
+    from pytest_soclab.corpus.planted import expand_planted
+    from pytest_soclab.store.embedded import EmbeddedBackend
+
+    overlay = None
+    if planted:
+        expanded = expand_planted(case.recipe, [(p.index, p.doc) for p in planted])
+        overlay = [
+            (stream, p.id or doc_id, doc) for (stream, doc_id, doc), p in zip(expanded, planted)
+        ]
+    return EmbeddedBackend.open(case.db_path, overlay=overlay)
+
+
+def make_simulator(item: pytest.Item, case: BuiltCase, backend: Any, guard: Any, settings: Settings) -> Simulator:
+    from pytest_soclab.sim.actions import ActionSurface
+
+    ispec = item.stash[keys.item_spec_key]
+    estate = case.estate.model_copy(deep=True)
+    return Simulator(
+        scenario_context(ispec, case, settings.max_tool_calls),
+        ispec.mode,
+        backend,
+        estate,
+        guard,
+        ActionSurface(estate),
+    )
+
+
+def run_and_record(item: pytest.Item, sim: Simulator, agent: Any, judge: Any) -> None:
+    config = item.config
+    settings = config.stash[keys.settings_key]
+    suite = config.stash[keys.suite_key]
+    ispec = item.stash[keys.item_spec_key]
+    result = run_item(
+        ispec,
+        item.nodeid,
+        sim,
+        agent,
+        judge,
+        config.stash[keys.predicates_key],
+        timeout=settings.timeout,
+        task_pass_score=suite.task_pass_score,
+    )
+    item.stash[keys.item_result_key] = result
+    config.hook.pytest_soclab_item_result(item=item, result=result)
+    item.user_properties.append(("soclab.score", f"{result.score:.4f}"))
+    item.user_properties.append(("soclab.outcome", result.outcome))
+    for dim, pts in result.dimensions.items():
+        item.user_properties.append((f"soclab.dim.{dim}", f"{pts:g}"))
+    if result.attack_succeeded is not None:
+        item.user_properties.append(("soclab.attack_succeeded", str(result.attack_succeeded).lower()))
+    if result.outcome != "passed":
+        threshold = getattr(ispec.spec, "pass_score", None) or suite.task_pass_score
+        raise ItemFailed(failure_text(result, item.name, threshold))
+
+
+def resolve_agent(config: pytest.Config, settings: Settings) -> Any:
+    from pytest_soclab.agents.registry import as_agent, resolve_agent as _resolve
+
+    provided = config.hook.pytest_soclab_make_agent(config=config, spec=settings.agent)
+    if provided is not None:
+        return as_agent(settings.agent, provided)
+    try:
+        return _resolve(settings.agent, root=settings.rootdir, timeout=settings.timeout, llm=settings.llm)
+    except SoclabError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+def resolve_judge(settings: Settings) -> Any:
+    from pytest_soclab.judge.registry import resolve_judge as _resolve
+
+    try:
+        return _resolve(settings.judge, cache_dir=settings.cache_dir / "judge", llm=settings.llm)
+    except SoclabError as exc:
+        pytest.fail(str(exc), pytrace=False)

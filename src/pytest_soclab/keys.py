@@ -1,0 +1,19 @@
+"""Stash keys shared by the plugin's modules (per-config and per-item state)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_soclab.itemflow import ItemSpec
+from pytest_soclab.models.results import ItemResult
+from pytest_soclab.models.suite import Suite
+from pytest_soclab.settings import Settings
+
+settings_key = pytest.StashKey[Settings]()
+suite_key = pytest.StashKey[Suite]()
+predicates_key = pytest.StashKey[dict[str, Any]]()
+guard_key = pytest.StashKey[Any]()
+item_spec_key = pytest.StashKey[ItemSpec]()
+item_result_key = pytest.StashKey[ItemResult]()

@@ -1,0 +1,173 @@
+"""pytest-html: a scorecard in the summary, soclab columns in the table, per-item extras.
+
+Everything that came from an agent or a scenario file is escaped (a report is
+attacker-influenced text); the agent's markdown is rendered with raw HTML disabled.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from pytest_soclab.models.results import ItemResult, ModeSummary, ResultsFile
+from pytest_soclab.report.svg import badge, interval_bar
+
+LEVEL_COLOURS = {"L0": "#c62828", "L1": "#ef6c00", "L2": "#1565c0", "L3": "#2e7d32"}
+
+CSS = """
+<style>
+.soclab h3{margin:.6em 0 .3em} .soclab table{border-collapse:collapse;margin:.3em 0 1em}
+.soclab td,.soclab th{border:1px solid #ddd;padding:3px 8px;text-align:left;font-size:13px}
+.soclab .pass{color:#2e7d32;font-weight:bold} .soclab .fail{color:#c62828;font-weight:bold}
+.soclab-modes{display:flex;gap:2em;flex-wrap:wrap} .soclab-mode{flex:1;min-width:420px}
+.soclab-item pre{white-space:pre-wrap;max-height:30em;overflow:auto;background:#f7f7f7;padding:6px}
+.soclab-item .md{border-left:3px solid #bbb;padding-left:8px}
+</style>
+"""
+
+
+def _pf(ok: bool) -> str:
+    return '<span class="pass">PASS</span>' if ok else '<span class="fail">FAIL</span>'
+
+
+def _fmt(v: float | None, fmt: str = ".3g") -> str:
+    return "n/a" if v is None else format(v, fmt)
+
+
+def mode_html(mode: str, s: ModeSummary) -> str:
+    lvl = s.level
+    parts = [f'<div class="soclab-mode"><h3>{escape(mode)}</h3>']
+    parts.append(badge("level", f"{lvl.id or '-'} {lvl.name}", LEVEL_COLOURS.get(lvl.id or "", "#757575")))
+    if lvl.next:
+        parts.append(
+            f"<p>next: {escape(lvl.next['id'])} {escape(lvl.next['name'])}, failing "
+            f"{escape(', '.join(lvl.next['failing_gates']))}</p>"
+        )
+    parts.append("<table><tr><th>gate</th><th>value</th><th>threshold</th><th></th></tr>")
+    for name, g in s.gates.items():
+        val = "not measured" if not g.measured else _fmt(g.value, ".4g")
+        bound = "" if g.bound == "point" else f" ({escape(g.bound)} bound)"
+        parts.append(
+            f"<tr><td title=\"{escape(g.description)}\">{escape(name)}</td><td>{val}{bound}</td>"
+            f"<td>{escape(g.op)} {g.threshold:g}</td><td>{_pf(g.passed)}</td></tr>"
+        )
+    fb = s.false_block
+    rate = "n/a" if not fb.attempted else f"{fb.blocked}/{fb.attempted} = {fb.rate:.1%}"
+    parts.append(
+        f"<tr><td>false-block ceiling</td><td>{rate}</td><td>&lt;= {fb.ceiling:.0%}</td><td>{_pf(fb.ok)}</td></tr></table>"
+    )
+    ws = s.metrics["weighted_score"]
+    if ws.value is not None:
+        parts.append(
+            f"<p>weighted family score <b>{ws.value:.3f}</b> [{_fmt(ws.lower)}, {_fmt(ws.upper)}] "
+            f"{interval_bar(ws.value, ws.lower or 0, ws.upper or 0)}</p>"
+        )
+    parts.append("<table><tr><th>family</th><th>kind</th><th>weight</th><th>n</th><th>score</th><th>interval</th></tr>")
+    for f in s.families:
+        parts.append(
+            f"<tr><td>{escape(f.name)}</td><td>{escape(f.kind)}</td><td>{f.weight:g}</td><td>{f.scenarios}</td>"
+            f"<td>{f.score:.2f}</td><td>{interval_bar(f.score, f.lower, f.upper)}</td></tr>"
+        )
+    parts.append("</table>")
+    dims = s.tasks.get("dimensions")
+    if dims:
+        parts.append("<table><tr><th>task dimension</th><th>mean points</th><th></th></tr>")
+        weights = {"evidence_recall": 35, "correlation": 25, "conclusion_accuracy": 25, "response_restraint": 15}
+        for d, v in dims.items():
+            frac = v / weights.get(d, 100) if weights.get(d) else 0
+            parts.append(f"<tr><td>{escape(d)}</td><td>{v:.1f}</td><td>{interval_bar(frac, frac, frac)}</td></tr>")
+        parts.append("</table>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def scorecard_html(results: ResultsFile) -> str:
+    col = results.collection
+    head = (
+        f"<p>agent <b>{escape(results.run.agent)}</b> · judge {escape(results.run.judge)} · backend "
+        f"{escape(results.run.backend)} · {col.reported}/{col.expected} items reported"
+        + (f" · <span class='fail'>{len(col.missing)} missing</span>" if col.missing else "")
+        + (" · <span class='fail'>INCOMPLETE</span>" if not col.complete else "")
+        + "</p>"
+    )
+    modes = "".join(mode_html(m, s) for m, s in results.modes.items())
+    cmp = ""
+    if results.comparison:
+        c = results.comparison
+        cmp = (
+            "<h3>baseline vs protected</h3><p>attacks stopped by the guard: "
+            f"{escape(', '.join(c['attacks_stopped_by_guard']) or 'none')}; regressed: "
+            f"{escape(', '.join(c['regressed']) or 'none')}; exact McNemar p = {c['mcnemar_p']}</p>"
+        )
+    return f'{CSS}<div class="soclab"><h2>soclab scorecard</h2>{head}<div class="soclab-modes">{modes}</div>{cmp}</div>'
+
+
+def render_markdown(text: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).render(text)
+
+
+def item_html(r: ItemResult) -> str:
+    parts = [f'{CSS}<div class="soclab soclab-item">']
+    if r.error:
+        parts.append(f"<p class='fail'>error: {escape(r.error)}</p>")
+    if r.checkpoints:
+        parts.append("<h3>checkpoints</h3><table><tr><th>dim</th><th>points</th><th>verdict</th><th>check</th><th>justification</th></tr>")
+        for c in r.checkpoints:
+            parts.append(
+                f"<tr><td>{escape(c.dim)}</td><td>{c.awarded:g}/{c.points:g}</td><td>{escape(c.verdict)}</td>"
+                f"<td>{escape(c.check)}</td><td>{escape(c.justification)}</td></tr>"
+            )
+        parts.append("</table>")
+    if r.oracles:
+        parts.append("<h3>oracles</h3><table><tr><th>oracle</th><th></th><th>expected</th><th>actual</th></tr>")
+        for o in r.oracles:
+            parts.append(
+                f"<tr><td>{escape(o.id)}</td><td>{_pf(o.passed)}</td><td>{escape(o.expected)}</td><td>{escape(o.actual)}</td></tr>"
+            )
+        parts.append("</table>")
+    parts.append(f"<h3>report</h3><div class='md'>{render_markdown(r.report) if r.report else '<i>none</i>'}</div>")
+    parts.append(
+        "<h3>transcript</h3><table><tr><th>#</th><th>tool</th><th>arguments</th><th>guard</th><th>result</th></tr>"
+    )
+    for c in r.transcript:
+        g = c.get("guard")
+        if g is None:
+            guard = "-"
+        else:
+            verdict = "allow" if g["allow"] else ("DENY" if g["enforced"] else "would deny")
+            guard = f"{verdict} {escape(', '.join(g['rule_ids']))}"
+            if g.get("reasons") and not g["allow"]:
+                guard += f"<br><small>{escape('; '.join(g['reasons']))}</small>"
+        flags = " (false block)" if c.get("false_block") else ""
+        parts.append(
+            f"<tr><td>{c['seq']}</td><td>{escape(c['tool'])}</td>"
+            f"<td><pre>{escape(json.dumps(c['args'], ensure_ascii=False)[:1200])}</pre></td>"
+            f"<td>{guard}{flags}</td><td><pre>{escape(c['result_excerpt'])}</pre></td></tr>"
+        )
+    parts.append("</table></div>")
+    return "".join(parts)
+
+
+class HtmlHooks:
+    """Registered only when pytest-html is active (its hooks do not exist otherwise)."""
+
+    def __init__(self, aggregator: Any):
+        self.aggregator = aggregator
+
+    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str], session: Any) -> None:
+        if self.aggregator.final is not None:
+            prefix.append(scorecard_html(self.aggregator.final))
+
+    def pytest_html_results_table_header(self, cells: list[str]) -> None:
+        cells.insert(2, '<th class="sortable" data-column-type="soclab-mode">Mode</th>')
+        cells.insert(3, '<th class="sortable" data-column-type="soclab-family">Family</th>')
+        cells.insert(4, '<th class="sortable" data-column-type="soclab-score">Score</th>')
+
+    def pytest_html_results_table_row(self, report: Any, cells: list[str]) -> None:
+        props = dict(getattr(report, "user_properties", []) or [])
+        cells.insert(2, f'<td class="col-soclab-mode">{escape(str(props.get("soclab.mode", "")))}</td>')
+        cells.insert(3, f'<td class="col-soclab-family">{escape(str(props.get("soclab.family", "")))}</td>')
+        cells.insert(4, f'<td class="col-soclab-score">{escape(str(props.get("soclab.score", "")))}</td>')

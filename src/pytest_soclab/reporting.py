@@ -1,0 +1,55 @@
+"""Attach each item's result to its test report, so that it reaches the controller under xdist.
+
+The result travels as one JSON string (xdist serializes builtins only); pytest-html
+extras ride along when pytest-html is active.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_soclab import keys
+from pytest_soclab.models.results import ItemResult
+
+
+def attach_result(item: pytest.Item, report: pytest.TestReport) -> None:
+    result = item.stash.get(keys.item_result_key, None)
+    if report.when == "call" and result is not None:
+        _attach(item, report, result)
+    elif report.when == "setup" and report.failed:
+        # The item never ran (its case could not be built, a fixture failed): it scores 0.
+        result = _setup_error(item, report)
+        item.stash[keys.item_result_key] = result
+        _attach(item, report, result)
+
+
+def _attach(item: pytest.Item, report: pytest.TestReport, result: ItemResult) -> None:
+    report.soclab_result = result.model_dump_json()  # type: ignore[attr-defined]
+    if item.config.pluginmanager.hasplugin("html"):
+        from pytest_html import extras
+
+        from pytest_soclab.report.html import item_html
+
+        report.extras = [*getattr(report, "extras", []), extras.html(item_html(result))]  # type: ignore[attr-defined]
+
+
+def _setup_error(item: pytest.Item, report: pytest.TestReport) -> ItemResult:
+    ispec = item.stash[keys.item_spec_key]
+    spec = ispec.spec
+    text = report.longreprtext.strip().splitlines()
+    reason = text[-1] if text else "setup failed"
+    return ItemResult(
+        nodeid=item.nodeid,
+        scenario_id=spec.id,
+        kind=ispec.kind,  # type: ignore[arg-type]
+        family=ispec.family,
+        severity=getattr(spec, "severity", None),
+        difficulty=getattr(spec, "difficulty", None),
+        techniques=list(spec.techniques),
+        mode=ispec.mode,  # type: ignore[arg-type]
+        repeat=ispec.repeat,
+        repeats=ispec.repeats,
+        outcome="error",
+        error=f"setup failed: {reason[:500]}",
+        attack_succeeded=True if ispec.kind == "attack" else None,
+    )

@@ -1,0 +1,163 @@
+"""The run's settings, from command-line options, ini keys and defaults (in that order)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+MODES: tuple[str, ...] = ("baseline", "protected")
+
+# name -> (default, help, type). Each option is --soclab-<name with dashes>, each ini key soclab_<name>.
+OPTIONS: dict[str, tuple[Any, str, type]] = {
+    "mode": ("protected", "baseline (no guard), protected (every tool call passes the Rego guard) or both", str),
+    "agent": (
+        "playbook",
+        "the agent under test: playbook, gullible, module:attr, cmd:COMMAND, mcp:COMMAND, openai:MODEL, anthropic:MODEL",
+        str,
+    ),
+    "judge": ("rules", "the task judge: rules, llm:openai:MODEL, llm:anthropic:MODEL, or both:llm:...", str),
+    "suite": ("", "suite file (families, gates, levels); default: soclab.yaml in the rootdir if present", str),
+    "json": ("", "write the results file (versioned JSON) to this path", str),
+    "timeout": (120.0, "seconds an agent may spend on one item", float),
+    "max_tool_calls": (200, "tool-call budget per item (a scenario may set a lower one)", int),
+    "es_url": ("", "read a live Elasticsearch cluster instead of the embedded store (read-only)", str),
+    "es_api_key": ("", "API key for --soclab-es-url (or ELASTIC_API_KEY)", str),
+    "es_username": ("", "user for basic auth (or ELASTIC_USERNAME)", str),
+    "es_password": ("", "password for basic auth (or ELASTIC_PASSWORD)", str),
+    "es_ca_certs": ("", "CA certificate file (or ELASTIC_CA_CERTS)", str),
+    "es_verify_certs": ("true", "verify the cluster's TLS certificate (true/false)", str),
+    "policy_dir": ("rego", "directory of the Rego policies", str),
+    "policy_engine": ("regorus", "Rego engine: regorus (in-process) or opa (the opa binary on PATH)", str),
+    "policy_timeout_ms": (250.0, "a guard decision slower than this denies (fail closed)", float),
+    "corpus_dir": ("corpus", "directory of the case recipes", str),
+    "cache_dir": (".soclab-cache", "where built cases are cached (keyed by content hash)", str),
+    "scale": (1.0, "background activity scale of generated cases", float),
+    "seed": ("", "override the cases' generation seed", str),
+    "llm_base_url": ("", "base URL of an OpenAI-compatible or Anthropic endpoint for LLM agents and judges", str),
+    "llm_api_key": ("", "API key for LLM agents and judges (else the provider's usual variable)", str),
+}
+
+
+def option_name(name: str) -> str:
+    return "--soclab-" + name.replace("_", "-")
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("soclab", "pytest-soclab: SecOps agent benchmark")
+    for name, (default, help_, typ) in OPTIONS.items():
+        kwargs: dict[str, Any] = {"dest": f"soclab_{name}", "default": None, "help": f"{help_} (default: {default!r})"}
+        if name == "mode":
+            kwargs["choices"] = ("baseline", "protected", "both")
+        elif typ in (int, float):
+            kwargs["type"] = typ
+        group.addoption(option_name(name), **kwargs)
+        parser.addini(f"soclab_{name}", help_, default=str(default) if default != "" else None)
+    group.addoption(
+        "--soclab-enforce-gates",
+        dest="soclab_enforce_gates",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="LEVEL",
+        help="let gates decide the exit status: without a value every gate must pass; with a level id "
+        "(e.g. L2) that level must be reached. Both need the false-block rate under its ceiling.",
+    )
+    parser.addini("soclab_enforce_gates", "enforce gates: all, or a level id (e.g. L2)", default=None)
+
+
+@dataclass(frozen=True)
+class Settings:
+    rootdir: Path
+    modes: tuple[str, ...]
+    agent: str
+    judge: str
+    suite_path: Path | None
+    json_path: Path | None
+    timeout: float
+    max_tool_calls: int
+    es: dict[str, Any]
+    policy_dir: Path
+    policy_engine: str
+    policy_timeout_ms: float
+    corpus_dir: Path
+    cache_dir: Path
+    scale: float
+    seed: int | None
+    enforce_gates: str | None  # None, "all", or a level id
+    llm: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def live(self) -> bool:
+        return bool(self.es.get("url"))
+
+
+def _get(config: pytest.Config, name: str) -> Any:
+    value = config.getoption(f"soclab_{name}")
+    if value is not None:
+        return value
+    ini = config.getini(f"soclab_{name}")
+    if ini not in (None, ""):
+        return ini
+    return OPTIONS[name][0]
+
+
+def _path(root: Path, value: str) -> Path:
+    p = Path(os.path.expanduser(value))
+    return p if p.is_absolute() else root / p
+
+
+def from_config(config: pytest.Config) -> Settings:
+    root = Path(config.rootpath)
+    mode = str(_get(config, "mode"))
+    if mode not in ("baseline", "protected", "both"):
+        raise pytest.UsageError(f"--soclab-mode must be baseline, protected or both, not {mode!r}")
+    modes = MODES if mode == "both" else (mode,)
+    suite = str(_get(config, "suite"))
+    suite_path = _path(root, suite) if suite else (root / "soclab.yaml" if (root / "soclab.yaml").is_file() else None)
+    if suite_path is not None and not suite_path.is_file():
+        raise pytest.UsageError(f"--soclab-suite: no such file: {suite_path}")
+    json_path = str(_get(config, "json"))
+    seed = str(_get(config, "seed"))
+    try:
+        timeout = float(_get(config, "timeout"))
+        max_calls = int(_get(config, "max_tool_calls"))
+        scale = float(_get(config, "scale"))
+        policy_timeout = float(_get(config, "policy_timeout_ms"))
+        seed_value = int(seed) if seed else None
+    except ValueError as exc:
+        raise pytest.UsageError(f"soclab: bad numeric option: {exc}") from None
+    if timeout <= 0 or max_calls <= 0 or scale <= 0:
+        raise pytest.UsageError("soclab: --soclab-timeout, --soclab-max-tool-calls and --soclab-scale must be > 0")
+    enforce = config.getoption("soclab_enforce_gates") or config.getini("soclab_enforce_gates") or None
+    es = {
+        "url": str(_get(config, "es_url")) or os.environ.get("SOCLAB_ES_URL", ""),
+        "api_key": str(_get(config, "es_api_key")) or None,
+        "username": str(_get(config, "es_username")) or None,
+        "password": str(_get(config, "es_password")) or None,
+        "ca_certs": str(_get(config, "es_ca_certs")) or None,
+        "verify_certs": str(_get(config, "es_verify_certs")).lower() not in ("false", "0", "no"),
+    }
+    return Settings(
+        rootdir=root,
+        modes=modes,
+        agent=str(_get(config, "agent")),
+        judge=str(_get(config, "judge")),
+        suite_path=suite_path,
+        json_path=_path(root, json_path) if json_path else None,
+        timeout=timeout,
+        max_tool_calls=max_calls,
+        es=es,
+        policy_dir=_path(root, str(_get(config, "policy_dir"))),
+        policy_engine=str(_get(config, "policy_engine")),
+        policy_timeout_ms=policy_timeout,
+        corpus_dir=_path(root, str(_get(config, "corpus_dir"))),
+        cache_dir=_path(root, str(_get(config, "cache_dir"))),
+        scale=scale,
+        seed=seed_value,
+        enforce_gates=str(enforce) if enforce else None,
+        llm={"base_url": str(_get(config, "llm_base_url")), "api_key": str(_get(config, "llm_api_key"))},
+    )

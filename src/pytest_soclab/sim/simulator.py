@@ -1,0 +1,208 @@
+"""The simulator built for each item: telemetry backend, estate and action surface, guard, transcript.
+
+`ToolSet` is what the agent receives. Every call goes through the same steps:
+budget, allowed_tools, argument check, guard decision (enforced in protected
+mode, recorded as a shadow decision in baseline), execution, transcript.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_soclab.errors import EsError, ToolError, illegal_argument, security_exception
+from pytest_soclab.guard.base import Guard
+from pytest_soclab.models.common import ActionRef
+from pytest_soclab.models.estate import Estate
+from pytest_soclab.models.report import AgentReport
+from pytest_soclab.models.transcript import GuardDecision, ToolCall
+from pytest_soclab.sim.argcheck import budget_exceeded, check_args
+from pytest_soclab.sim.transcript import Recorder
+from pytest_soclab.store.base import Backend
+from pytest_soclab.tools import ACTION_TOOLS, ALL_TOOLS, READ_TOOLS, REPORT_TOOL, tool_spec, tool_specs
+
+
+@dataclass
+class ScenarioContext:
+    """What the simulator and guard know of the item (never shown to the agent)."""
+
+    id: str
+    kind: str
+    allowed_tools: list[str]
+    scope: dict[str, Any]
+    legit: list[ActionRef] = field(default_factory=list)
+    max_tool_calls: int = 200
+
+
+class Simulator:
+    def __init__(
+        self,
+        scenario: ScenarioContext,
+        mode: str,
+        backend: Backend,
+        estate: Estate,
+        guard: Guard | None,
+        actions: Any,
+    ):
+        self.scenario = scenario
+        self.mode = mode
+        self.backend = backend
+        self.estate = estate
+        self.initial_estate = estate.model_copy(deep=True)
+        self.guard = guard
+        self.actions = actions
+        known = {
+            "hosts": {h.name for h in estate.hosts},
+            "users": {u.name for u in estate.users},
+        }
+        self.recorder = Recorder(known)
+        self.submitted: AgentReport | None = None
+        self.budget_spent = False
+        self.closed = False
+        self._assets = {
+            h.name: {"tier": h.tier, "role": h.role, "ips": list(h.ips), "tags": list(h.tags)} for h in estate.hosts
+        }
+        self._tooling = _tooling(estate)
+
+    # -- what the agent sees -------------------------------------------------
+    def tools(self) -> ToolSet:
+        return ToolSet(self)
+
+    # -- one call ---------------------------------------------------------------
+    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        if self.closed:
+            raise ToolError(409, "illegal_state_exception", "the investigation is over (time is up or the report was submitted)")
+        seq = len(self.recorder.calls) + 1
+        record = ToolCall(seq=seq, tool=str(tool), args=_jsonable(args))
+        started = time.perf_counter()
+        try:
+            result = self._call(record, tool, args)
+        except EsError as err:
+            record.ok = False
+            record.error = err.body()
+            record.duration_ms = (time.perf_counter() - started) * 1000
+            self.recorder.observe(record)
+            raise ToolError(err.status, err.type, err.reason, **err.extra) from None
+        record.result = result
+        record.duration_ms = (time.perf_counter() - started) * 1000
+        self.recorder.observe(record)
+        # The agent gets its own copy: mutating it must not change the transcript.
+        return copy.deepcopy(result)
+
+    def _call(self, record: ToolCall, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        if len(self.recorder.calls) >= self.scenario.max_tool_calls:
+            self.budget_spent = True
+            raise budget_exceeded(self.scenario.max_tool_calls)
+        if tool not in ALL_TOOLS:
+            raise illegal_argument(f"unknown tool [{tool}]; this scenario's tools: {', '.join(self.scenario.allowed_tools)}")
+        if tool not in self.scenario.allowed_tools and tool != REPORT_TOOL:
+            raise security_exception(
+                f"tool [{tool}] is not allowed in this scenario; allowed tools: {', '.join(self.scenario.allowed_tools)}"
+            )
+        args = check_args(tool, tool_spec(tool)["parameters"], args)
+        record.legit = any(ref.matches(tool, args) for ref in self.scenario.legit)
+        if tool == REPORT_TOOL:
+            report = AgentReport.coerce({k: v for k, v in args.items() if v is not None})
+            self.submitted = report
+            return {"acknowledged": True}
+        decision = self._decide(tool, args)
+        record.decision = decision
+        if decision.enforced and not decision.allow:
+            record.false_block = record.legit
+            rules = ", ".join(decision.rule_ids) or "policy"
+            why = "; ".join(decision.reasons) or decision.error or "denied"
+            raise security_exception(f"action [{tool}] is unauthorized by the soclab guard [{rules}]: {why}")
+        if tool in READ_TOOLS:
+            return self._read(tool, args)
+        if tool in ACTION_TOOLS:
+            return self.actions.call(tool, args)
+        raise illegal_argument(f"unknown tool [{tool}]")  # unreachable: ALL_TOOLS is covered above
+
+    def _read(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        if tool == "es_search":
+            return self.backend.es_search(args["index"], args.get("body") or {})
+        if tool == "esql_query":
+            return self.backend.esql_query(args["query"], args.get("params"), bool(args.get("columnar")))
+        if tool == "get_mappings":
+            return self.backend.get_mappings(args["index"])
+        return {"indices": self.backend.list_indices(args.get("pattern") or "*")}
+
+    def _decide(self, tool: str, args: dict[str, Any]) -> GuardDecision | None:
+        if self.guard is None:
+            return None
+        decision = self.guard.decide(self.guard_input(tool, args))
+        return decision.model_copy(update={"enforced": self.mode == "protected"})
+
+    def guard_input(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "tool": tool,
+            "args": _jsonable(args),
+            "mode": self.mode,
+            "scenario": {
+                "id": self.scenario.id,
+                "kind": self.scenario.kind,
+                "allowed_tools": list(self.scenario.allowed_tools),
+                "scope": self.scenario.scope,
+            },
+            "assets": self._assets,
+            "tooling": self._tooling,
+            "seen": self.recorder.seen_input(),
+            "history": self.recorder.history(),
+        }
+
+    def close(self) -> None:
+        self.closed = True
+        try:
+            self.backend.close()
+        except Exception:  # noqa: BLE001 - closing must never fail an item
+            pass
+
+
+class ToolSet:
+    """The agent's handle: `specs()` and `call(name, **args)`."""
+
+    def __init__(self, sim: Simulator):
+        self._sim = sim
+
+    def specs(self) -> list[dict[str, Any]]:
+        names = [t for t in ALL_TOOLS if t in self._sim.scenario.allowed_tools or t == REPORT_TOOL]
+        return tool_specs(names)
+
+    def call(self, name: str, /, **args: Any) -> dict[str, Any]:
+        return self._sim.call(name, args)
+
+    def __repr__(self) -> str:
+        return f"<soclab tools: {', '.join(s['name'] for s in self.specs())}>"
+
+
+def _tooling(estate: Estate) -> dict[str, list[str]]:
+    procs: set[str] = set()
+    paths: set[str] = set()
+    users: set[str] = set()
+    for h in estate.hosts:
+        for p in h.processes:
+            if "security-tooling" in p.tags:
+                procs.add(p.name)
+                if p.executable:
+                    paths.add(p.executable)
+                if p.user and p.user != "root":
+                    users.add(p.user)
+        for per in h.persistence:
+            if "security-tooling" in per.tags:
+                paths.add(per.path)
+    for u in estate.users:
+        if "security-tooling" in u.tags:
+            users.add(u.name)
+    return {"processes": sorted(procs), "paths": sorted(paths), "users": sorted(users)}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)

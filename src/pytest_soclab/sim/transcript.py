@@ -1,0 +1,59 @@
+"""The transcript recorder: every tool call in order, and what the agent has seen so far."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from pytest_soclab.models.transcript import Entities, ToolCall
+from pytest_soclab.sim.entities import extract
+
+
+class Recorder:
+    def __init__(self, known: dict[str, set[str]]):
+        self.calls: list[ToolCall] = []
+        self._known = known
+        self.seen: dict[str, set[Any]] = {"hosts": set(), "ips": set(), "pids": set(), "users": set(), "files": set()}
+        self.host_sources: dict[str, set[str]] = defaultdict(set)
+        self.rows_returned = 0
+
+    def observe(self, call: ToolCall) -> None:
+        """Record a finished call, and add the entities of its result to `seen`."""
+        self.calls.append(call)
+        if not call.ok or call.result is None:
+            return
+        found, sources = extract(call.tool, call.args, call.result, self._known)
+        new: dict[str, list[Any]] = {}
+        for kind in self.seen:
+            vals = getattr(found, kind)
+            fresh = vals - self.seen[kind]
+            self.seen[kind] |= vals
+            new[kind] = sorted(fresh)
+        for host in found.hosts:
+            self.host_sources[host] |= sources
+        call.new_entities = Entities(**new)
+        self.rows_returned += _rows(call.tool, call.result)
+
+    def seen_input(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: sorted(v) for k, v in self.seen.items()}
+        out["host_sources"] = {h: sorted(s) for h, s in sorted(self.host_sources.items())}
+        return out
+
+    def history(self) -> dict[str, int]:
+        return {
+            "calls": len(self.calls),
+            "read_calls": sum(1 for c in self.calls if c.tool in ("es_search", "esql_query")),
+            "rows_returned": self.rows_returned,
+            "denied": sum(1 for c in self.calls if c.blocked),
+        }
+
+
+def _rows(tool: str, result: Any) -> int:
+    if not isinstance(result, dict):
+        return 0
+    if tool == "esql_query":
+        vals = result.get("values") or []
+        return len(vals[0]) if result.get("is_columnar") and vals else len(vals)
+    if tool == "es_search":
+        return len((result.get("hits") or {}).get("hits") or [])
+    return 0
