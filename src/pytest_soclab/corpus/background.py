@@ -222,12 +222,18 @@ class Background:
 
         # People logging in and working.
         if users:
-            sources = [h for h in w.hosts.values() if h.spec.role in ("bastion", "workstation") and h is not ctx]
+            # People come from their own workstation or through the bastion; service accounts from the bastion.
+            bastions = [h.ip for h in w.hosts.values() if h.spec.role == "bastion" and h is not ctx]
+            sources = {
+                u: [h.ip for h in w.hosts.values() if h.spec.role == "workstation" and u in h.spec.users
+                    and h is not ctx] + bastions or [ip]
+                for u in users
+            }
 
             def human_session(ts: int) -> None:
                 user = users[int(em.rng.random() * len(users))]
-                src = sources[int(em.rng.random() * len(sources))] if sources else None
-                src_ip = src.ip if src else ip
+                srcs = sources[user]
+                src_ip = srcs[int(em.rng.random() * len(srcs))]
                 dur = 120_000 + int(em.rng.random() * 1_500_000)
                 shell, _, _ = em.ssh_session(ctx, ts, user, src_ip, "publickey", duration_ms=dur)
                 t = ts + 4000

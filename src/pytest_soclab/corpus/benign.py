@@ -68,9 +68,14 @@ class BenignCompiler:
                 out.append(self._host(spec, t))
         return out
 
-    def _alert(self, spec: BenignSpec, ev: Event | None) -> None:
-        if spec.alert is not None and ev is not None and not any(a is spec.alert for a, _ in self.result.alerts):
-            self.result.alerts.append((spec.alert, ev))
+    def _alert(self, spec: BenignSpec, ev: Event | None, once: bool = True) -> None:
+        """The behaviour's detection rule fires on `ev` (on the first occurrence only, unless `once` is off:
+        rules on per-host behaviours fire once per host and run)."""
+        if spec.alert is None or ev is None:
+            return
+        if once and any(a is spec.alert for a, _ in self.result.alerts):
+            return
+        self.result.alerts.append((spec.alert, ev))
 
     def compile(self) -> BenignOut:
         for spec in self.w.recipe.benign:
@@ -174,7 +179,7 @@ class BenignCompiler:
                                spec.user, shell, lifetime_ms=600)
                     tt += 900
                 child, _ = em.sudo(target, tt, spec.user, "/usr/bin/cat /etc/shadow", shell)
-                self._alert(spec, _last_proc_exec(em, child.pid, target.name))
+                self._alert(spec, _last_proc_exec(em, child.pid, target.name), once=False)
                 t = tt + 20_000
 
     def _admin_session(self, spec: BenignSpec) -> None:
@@ -188,7 +193,7 @@ class BenignCompiler:
                 tt = t + 15_000
                 for cmd in cmds:
                     child, ev = em.sudo(target, tt, spec.user, cmd, shell)
-                    self._alert(spec, _last_proc_exec(em, child.pid, target.name))
+                    self._alert(spec, _last_proc_exec(em, child.pid, target.name), once=False)
                     tt += 40_000 + int(em.rng.random() * 90_000)
                 t += 1_800_000
 
@@ -220,7 +225,7 @@ class BenignCompiler:
                                      "root", uu, lifetime_ms=8000)
                 ev = em.file(host, t + 31_000, dpkg, "/usr/sbin/sshd", "overwrite", size=921_480,
                              hashes=ids.file_hashes("pkg", "openssh-server 8.9p1-3ubuntu0.10"))
-                self._alert(spec, ev)
+                self._alert(spec, ev, once=False)
                 em.process(host, t + 40_000, "/usr/bin/systemctl", ["systemctl", "try-restart", "ssh.service"],
                            "root", dpkg, lifetime_ms=900)
                 t += 45_000 + int(em.rng.random() * 240_000)

@@ -2,7 +2,7 @@
 
 A recipe may `extends: NAME` a shared estate file `corpus/_estates/NAME.yaml`; the
 case's own keys are merged over it (mappings recursively, lists of named items by
-`name`), so several cases can share one simulated company.
+`name`, `key+:` appends to the base's list), so several cases share one company.
 """
 
 from __future__ import annotations
@@ -426,7 +426,10 @@ def _merge(base: Any, over: Any) -> Any:
     if isinstance(base, dict) and isinstance(over, dict):
         out = dict(base)
         for k, v in over.items():
-            out[k] = _merge(base[k], v) if k in base else v
+            if k.endswith("+") and isinstance(v, list):  # `benign+: [...]` appends to the base's list
+                out[k[:-1]] = list(out.get(k[:-1]) or []) + v
+            else:
+                out[k] = _merge(base[k], v) if k in base else v
         return out
     if (
         isinstance(base, list)
