@@ -71,14 +71,23 @@ def persistence_kind(path: str) -> str | None:
     return None
 
 
-def _schedule_of(kind: str, content: str) -> tuple[str, str]:
+def _schedule_of(kind: str, content: str, path: str = "") -> tuple[str, str]:
     """(schedule, command) of a cron line or a systemd unit's content."""
+    if kind == "cron" and path.startswith("/var/spool/cron/"):
+        # A user crontab has no user field.
+        line = next((ln for ln in content.splitlines() if ln.strip() and not ln.lstrip().startswith("#")), "")
+        parts = line.split()
+        if parts and parts[0].startswith("@"):
+            return parts[0], " ".join(parts[1:])
+        return " ".join(parts[:5]), " ".join(parts[5:])
     if kind == "cron":
         line = next((ln for ln in content.splitlines() if ln.strip() and not ln.lstrip().startswith("#")
                      and "=" not in ln.split()[0]), "")
         parts = line.split()
-        if len(parts) >= 6 and parts[0].startswith("@"):
-            return parts[0], " ".join(parts[2:] if len(parts) > 2 and not parts[1].startswith("/") else parts[1:])
+        if parts and parts[0].startswith("@"):  # @reboot CMD (a user crontab) or @reboot USER CMD (/etc/cron.d)
+            rest = parts[2:] if len(parts) > 2 and not parts[1].startswith(("/", ".")) and "=" not in parts[1] \
+                and parts[1] in ("root", "www-data") else parts[1:]
+            return parts[0], " ".join(rest)
         if len(parts) >= 7:
             return " ".join(parts[:5]), " ".join(parts[6:])  # /etc/cron.d lines carry a user field
         if len(parts) >= 6:
@@ -181,7 +190,7 @@ class ChainCompiler:
             files.append(art.path)
         kind = persistence_kind(art.path)
         if kind and art.action != "deletion" and art.remains:
-            schedule, cmd = _schedule_of(kind, art.content or "")
+            schedule, cmd = _schedule_of(kind, art.content or "", art.path)
             self.state.persistence.append(PersistenceEntry(
                 host=host.name, path=art.path, kind=kind, command=cmd, schedule=schedule, user=proc.user,
                 tags=["malicious"]))

@@ -29,6 +29,9 @@ class Activity:
     docs: float = 3.0  # documents one run emits on average (so that documents, not runs, follow the rate)
 
 
+_LEAD_MS = 61_000
+
+
 def diurnal_curve(peak_hour: int) -> list[float]:
     """Relative human activity per UTC hour: a smooth office-hours bump over a night floor; mean 1."""
     raw = []
@@ -117,10 +120,14 @@ class Background:
         human_factor = self.curve[h] * (bg.weekend_factor if weekend else 1.0)
         per_hour = bg.events_per_host_day / 24.0 * scale
         start, end = max(hour_start, self.w.start_ms), min(hour_start + 3_600_000, self.w.end_ms)
-        span = end - start
-        if span <= 0:
+        if end - start <= 0:
             return
-        frac = span / 3_600_000
+        frac = (end - start) / 3_600_000
+        # Activities emit a little before their own time (a DNS lookup, the session a desktop app runs in,
+        # up to a minute): keep those inside this hour, whose documents are sorted together.
+        lead = min(_LEAD_MS, (end - start) // 2)
+        start += lead
+        span = end - start
         self.em.rng = rng
         for ctx, acts, total in self.plans:
             for act in acts:

@@ -193,7 +193,8 @@ class BenignCompiler:
                 tt = t + 15_000
                 for cmd in cmds:
                     child, ev = em.sudo(target, tt, spec.user, cmd, shell)
-                    self._alert(spec, _last_proc_exec(em, child.pid, target.name), once=False)
+                    if spec.alert_on is None or spec.alert_on in cmd:
+                        self._alert(spec, _last_proc_exec(em, child.pid, target.name), once=False)
                     tt += 40_000 + int(em.rng.random() * 90_000)
                 t += 1_800_000
 
@@ -252,7 +253,7 @@ class BenignCompiler:
                 em.file(target, t + 500, shell, f"{tmp}/AnsiballZ_apt.py", "creation", size=187_113)
                 em.process(target, t + 900, "/usr/bin/python3", ["/usr/bin/python3", f"{tmp}/AnsiballZ_apt.py"],
                            "root", sh, lifetime_ms=7000)
-                self._alert(spec, ev)
+                self._alert(spec, ev, once=False)
                 t += 4000 + int(em.rng.random() * 6000)
 
 
@@ -270,10 +271,6 @@ def benign_persistence(specs: list[BenignSpec]) -> list[PersistenceEntry]:
                 host=spec.host, path="/etc/cron.d/nightly-backup", kind="cron",
                 command="/usr/local/sbin/nightly-backup.sh", schedule=f"{int(mm)} {int(hh)} * * *", user="root",
                 tags=["backup"]))
-        elif spec.kind == "package-update":
-            out.append(PersistenceEntry(
-                host=spec.host, path="/lib/systemd/system/apt-daily-upgrade.timer", kind="systemd",
-                command="/usr/lib/apt/apt.systemd.daily install", schedule="daily", user="root", tags=["system"]))
     return out
 
 

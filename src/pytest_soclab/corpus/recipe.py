@@ -307,6 +307,7 @@ class BenignSpec(Strict):
     days: list[int] = Field(default_factory=list)  # day indexes in the window (0 = first); empty = every day
     commands: list[str] = Field(default_factory=list)  # admin-session: sudo commands
     alert: AlertSpec | None = None  # a detection rule that fires on it (a false positive)
+    alert_on: str | None = None  # admin-session: fire only on commands containing this
     suricata: SuricataSpec | None = None
     description: str = ""
 

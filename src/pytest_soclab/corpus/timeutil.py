@@ -10,6 +10,7 @@ import re
 from datetime import UTC, datetime
 
 _DURATION = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, None: 1000}
 
 
@@ -20,9 +21,16 @@ def parse_duration_ms(value: str | int | float) -> int:
     if isinstance(value, int | float):
         return int(round(value * 1000))
     m = _DURATION.match(value)
-    if not m:
-        raise ValueError(f"not a duration: {value!r} (use e.g. 30s, 5m, 2h, 1d)")
-    return int(round(float(m.group(1)) * _UNIT_MS[m.group(2)]))
+    if m:
+        return int(round(float(m.group(1)) * _UNIT_MS[m.group(2)]))
+    # Compound: 1h30m, 4m1s, -2m30s.
+    text = value.strip()
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-")
+    parts = _PART.findall(body)
+    if not parts or "".join(n + u for n, u in parts) != body:
+        raise ValueError(f"not a duration: {value!r} (use e.g. 30s, 5m, 2h, 1d, 1h30m)")
+    return sign * int(round(sum(float(n) * _UNIT_MS[u] for n, u in parts)))
 
 
 def to_ms(dt: datetime) -> int:
