@@ -252,7 +252,7 @@ class World:
             if name == "systemd":
                 pid = 1
             else:
-                pid = 300 + n * 97 + ids.stable_int(rid, "pid", h.name, name, mod=90)
+                pid = 300 + n * 97 + ids.stable_int("pid", h.name, name, mod=90)  # same across cases sharing an estate
             while pid in used:
                 pid += 1
             used.add(pid)
