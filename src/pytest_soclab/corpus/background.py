@@ -1,0 +1,353 @@
+"""Diurnal benign background: what a working estate does all day, at a scale knob.
+
+Each host gets a small set of activity templates (closures over precomputed
+values) chosen by its role; per hour, the number of activities is drawn around
+`rate x diurnal(hour) x scale` and each one emits its documents through the
+emitter. Nothing here depends on the attack chain.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pytest_soclab.corpus import ids
+from pytest_soclab.corpus.emit import Emitter
+from pytest_soclab.corpus.timeutil import day_of_week, hour_of_day
+from pytest_soclab.corpus.world import HostCtx, Proc, World
+
+Template = Callable[[int], None]
+
+
+@dataclass
+class Activity:
+    weight: float
+    human: bool  # follows office hours (else flat: machines)
+    run: Template
+    docs: float = 3.0  # documents one run emits on average (so that documents, not runs, follow the rate)
+
+
+_LEAD_MS = 61_000
+
+
+def diurnal_curve(peak_hour: int) -> list[float]:
+    """Relative human activity per UTC hour: a smooth office-hours bump over a night floor; mean 1."""
+    raw = []
+    for h in range(24):
+        d = min(abs(h - peak_hour), 24 - abs(h - peak_hour))
+        raw.append(0.12 + math.exp(-(d**2) / (2 * 3.2**2)))
+    mean = sum(raw) / 24
+    return [r / mean for r in raw]
+
+
+_INTERNAL_NAMES = ("ldap", "kerberos", "ntp", "repo", "metrics", "logs")
+_USER_CMDS: list[list[str]] = [
+    ["ls", "-la"], ["df", "-h"], ["uptime"], ["ps", "aux"], ["top", "-b", "-n", "1"], ["free", "-m"],
+    ["tail", "-n", "200", "/var/log/syslog"], ["journalctl", "-u", "nginx", "--since", "-1h"],
+    ["grep", "-i", "error", "/var/log/syslog"], ["vim", "notes.md"], ["git", "status"], ["git", "pull"],
+    ["less", "/var/log/dpkg.log"], ["systemctl", "status", "cron"], ["ss", "-tlnp"], ["du", "-sh", "."],
+    ["htop"], ["cat", "/etc/os-release"], ["python3", "--version"], ["curl", "-sI", "http://localhost/health"],
+]
+_CRON_JOBS: list[tuple[str, list[str], str]] = [
+    ("/usr/lib/sysstat/debian-sa1", ["/usr/lib/sysstat/debian-sa1", "1", "1"], "root"),
+    ("/usr/bin/run-parts", ["run-parts", "--report", "/etc/cron.hourly"], "root"),
+    ("/usr/sbin/logrotate", ["/usr/sbin/logrotate", "/etc/logrotate.conf"], "root"),
+    ("/usr/bin/find", ["find", "/tmp", "-type", "f", "-atime", "+10", "-delete"], "root"),
+]
+_ROLE_CRON: dict[str, list[tuple[str, list[str], str]]] = {
+    "web": [("/usr/bin/php8.1", ["php", "/var/www/shop/bin/console", "cache:prune"], "www-data"),
+            ("/usr/bin/certbot", ["certbot", "-q", "renew"], "root")],
+    "app": [("/opt/shop/venv/bin/python3", ["/opt/shop/venv/bin/python3", "manage.py", "clearsessions"], "shop")],
+    "db": [("/usr/bin/vacuumdb", ["vacuumdb", "--all", "--analyze-in-stages"], "postgres")],
+    "domain-controller": [("/usr/bin/samba-tool", ["samba-tool", "dbcheck", "--cross-ncs"], "root")],
+    "monitoring": [("/usr/local/bin/promtool", ["promtool", "check", "config", "/etc/prometheus/prometheus.yml"],
+                    "prometheus")],
+}
+_WS_APPS: list[tuple[str, list[str]]] = [
+    ("/usr/lib/firefox/firefox", ["/usr/lib/firefox/firefox", "-contentproc", "-childID", "7", "tab"]),
+    ("/usr/share/code/code", ["/usr/share/code/code", "--type=renderer"]),
+    ("/usr/bin/slack", ["/usr/bin/slack", "--enable-crashpad"]),
+    ("/usr/bin/git", ["git", "fetch", "origin"]),
+    ("/usr/bin/ssh", ["ssh", "bastion-01"]),
+    ("/usr/bin/python3", ["python3", "-m", "pytest", "-q"]),
+]
+_UAS = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36",
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148",
+    "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0",
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile",
+)
+_SHOP_PATHS = (
+    ("/", 200, 18_400), ("/products", 200, 42_100), ("/products/espresso-grinder", 200, 23_800),
+    ("/cart", 200, 9_800), ("/static/app.js", 200, 181_000), ("/static/site.css", 304, 0),
+    ("/api/v1/cart/items", 200, 1_200), ("/checkout", 200, 12_300), ("/favicon.ico", 200, 4_286),
+    ("/search?q=filter+papers", 200, 31_000), ("/login", 200, 7_100), ("/account/orders", 302, 0),
+)
+
+
+class Background:
+    def __init__(self, world: World, emitter: Emitter, seed: int):
+        self.w = world
+        self.em = emitter
+        self.seed = seed
+        bg = world.recipe.background
+        self.curve = diurnal_curve(bg.peak_hour_utc)
+        self.plans: list[tuple[HostCtx, list[Activity], float]] = []
+        rng = ids.rng_for(world.recipe.id, "clients", seed)
+        # Internet clients of the public site: documentation ranges, stable for a case and seed.
+        nets = ("198.51.100.", "203.0.113.", "192.0.2.")
+        reserved = set(world.external_by_ip) | set(world.recipe.attack.actor_ips)
+        self.clients = []
+        while len(self.clients) < bg.internet_clients:
+            ip = f"{nets[rng.randrange(3)]}{rng.randrange(1, 255)}"
+            if ip not in reserved:
+                self.clients.append(ip)
+        for ctx in world.hosts.values():
+            acts = self._activities(ctx)
+            total = sum(a.weight for a in acts)
+            self.plans.append((ctx, acts, total))
+
+    # ------------------------------------------------------------ per-hour driver
+
+    def hour(self, hour_start: int, scale: float, rng: random.Random) -> None:
+        """Emit one hour of background into the emitter (unsorted)."""
+        bg = self.w.recipe.background
+        h = hour_of_day(hour_start)
+        weekend = day_of_week(hour_start) >= 5
+        human_factor = self.curve[h] * (bg.weekend_factor if weekend else 1.0)
+        per_hour = bg.events_per_host_day / 24.0 * scale
+        start, end = max(hour_start, self.w.start_ms), min(hour_start + 3_600_000, self.w.end_ms)
+        if end - start <= 0:
+            return
+        frac = (end - start) / 3_600_000
+        # Activities emit a little before their own time (a DNS lookup, the session a desktop app runs in,
+        # up to a minute): keep those inside this hour, whose documents are sorted together.
+        lead = min(_LEAD_MS, (end - start) // 2)
+        start += lead
+        span = end - start
+        self.em.rng = rng
+        for ctx, acts, total in self.plans:
+            for act in acts:
+                lam = per_hour * ctx.spec.activity * act.weight / total * frac / act.docs
+                if act.human:
+                    lam *= human_factor
+                n = _poisson(rng, lam)
+                run = act.run
+                for _ in range(n):
+                    run(start + int(rng.random() * span))
+
+    # ------------------------------------------------------------ templates
+
+    def _activities(self, ctx: HostCtx) -> list[Activity]:
+        w, em = self.w, self.em
+        role = ctx.spec.role
+        acts: list[Activity] = []
+        cron = ctx.daemons["cron"]
+        systemd = ctx.daemons["systemd"]
+        users = [u for u in ctx.spec.users if u in w.users]
+        ip = ctx.ip
+
+        jobs = _CRON_JOBS + _ROLE_CRON.get(role, [])
+
+        def cron_job(ts: int) -> None:
+            exe, argv, user = jobs[int(em.rng.random() * len(jobs))]
+            c, _ = em.process(ctx, ts, "/usr/sbin/cron", ["/usr/sbin/CRON", "-f", "-P"], "root", cron,
+                              lifetime_ms=2500, name="cron")
+            sh, _ = em.process(ctx, ts + 8, "/usr/bin/dash", ["/bin/sh", "-c", " ".join(argv)], user, c,
+                               lifetime_ms=2200, name="sh")
+            em.process(ctx, ts + 15, exe, argv, user, sh, lifetime_ms=1800)
+
+        acts.append(Activity(1.0, False, cron_job, 6))
+
+        # DNS and outbound HTTPS to the externals this role uses.
+        exts = [e for e in w.recipe.externals if "*" in e.used_by or role in e.used_by]
+        if exts:
+            weights = [e.weight for e in exts]
+            cum = [sum(weights[: i + 1]) for i in range(len(weights))]
+            client_exe = {"app": ("/opt/shop/venv/bin/python3", ["/opt/shop/venv/bin/python3", "-m", "shop.worker"],
+                                  "shop"),
+                          "workstation": ("/usr/lib/firefox/firefox", ["/usr/lib/firefox/firefox"], "")}
+            exe, argv, puser = client_exe.get(role, ("/usr/lib/apt/methods/https", ["/usr/lib/apt/methods/https"],
+                                                     "_apt"))
+            if not puser:
+                puser = users[0] if users else "root"
+            client: Proc | None = None
+
+            def outbound(ts: int) -> None:
+                nonlocal client
+                r = em.rng.random() * cum[-1]
+                e = exts[next(i for i, c in enumerate(cum) if c >= r)]
+                dst = e.ips[int(em.rng.random() * len(e.ips))]
+                if client is None or em.rng.random() < 0.05:
+                    client, _ = em.process(ctx, ts - 50, exe, argv, puser, systemd, lifetime_ms=None)
+                em.dns(ts - 20, ip, e.domain, "A", list(e.ips), src_host=ctx, src_proc=client)
+                port = e.ports[0]
+                em.connection(ts, ip, dst, port, src_host=ctx, src_proc=client,
+                              service="ssl" if port == 443 else "http",
+                              duration_ms=200 + int(em.rng.random() * 3000),
+                              obytes=700 + int(em.rng.random() * 4000), rbytes=2000 + int(em.rng.random() * 60000),
+                              tls={"sni": e.domain} if port == 443 else None,
+                              http={"method": "GET", "host": e.domain, "uri": "/", "status": 200,
+                                    "user_agent": "Debian APT-HTTP/1.3 (2.4.12)"} if port != 443 else None)
+
+            acts.append(Activity(1.2 if role == "workstation" else 0.6, role == "workstation", outbound, 5))
+
+        # Internal lookups and directory traffic to the domain controller / resolver.
+        dcs = [h for h in w.hosts.values() if h.spec.role == "domain-controller" and h is not ctx]
+        if dcs:
+            dc = dcs[0]
+            dom = w.recipe.domain
+
+            def directory(ts: int) -> None:
+                name = _INTERNAL_NAMES[int(em.rng.random() * len(_INTERNAL_NAMES))]
+                em.dns(ts - 5, ip, f"{name}.{dom}", "A", [dc.ip])
+                port = (389, 636, 88)[int(em.rng.random() * 3)]
+                em.connection(ts, ip, dc.ip, port, transport="udp" if port == 88 and em.rng.random() < 0.3
+                              else "tcp", dst_host=dc, service={389: "ldap", 636: "ssl", 88: "krb"}[port],
+                              duration_ms=30 + int(em.rng.random() * 400), obytes=400 + int(em.rng.random() * 900),
+                              rbytes=900 + int(em.rng.random() * 3000))
+
+            acts.append(Activity(0.8, False, directory, 2))
+
+        # Prometheus scrapes every host's node_exporter.
+        mons = [h for h in w.hosts.values() if h.spec.role == "monitoring" and h is not ctx]
+        if mons:
+            mon = mons[0]
+            prom = mon.daemons.get("prometheus") or mon.daemons["systemd"]
+            exporter = ctx.daemons["node_exporter"]
+
+            def scrape(ts: int) -> None:
+                em.connection(ts, mon.ip, ip, 9100, src_host=mon, src_proc=prom, dst_host=ctx, dst_proc=exporter,
+                              service="http", duration_ms=40, obytes=310, rbytes=48_000 + int(em.rng.random() * 9000),
+                              http={"method": "GET", "host": f"{ip}:9100", "uri": "/metrics", "status": 200,
+                                    "user_agent": "Prometheus/2.53.0"})
+
+            acts.append(Activity(0.7, False, scrape, 3))
+
+        # People logging in and working.
+        if users:
+            # People come from their own workstation or through the bastion; service accounts from the bastion.
+            bastions = [h.ip for h in w.hosts.values() if h.spec.role == "bastion" and h is not ctx]
+            sources = {
+                u: [h.ip for h in w.hosts.values() if h.spec.role == "workstation" and u in h.spec.users
+                    and h is not ctx] + bastions or [ip]
+                for u in users
+            }
+
+            def human_session(ts: int) -> None:
+                user = users[int(em.rng.random() * len(users))]
+                srcs = sources[user]
+                src_ip = srcs[int(em.rng.random() * len(srcs))]
+                dur = 120_000 + int(em.rng.random() * 1_500_000)
+                shell, _, _ = em.ssh_session(ctx, ts, user, src_ip, "publickey", duration_ms=dur)
+                t = ts + 4000
+                for _ in range(1 + int(em.rng.random() * 4)):
+                    argv = _USER_CMDS[int(em.rng.random() * len(_USER_CMDS))]
+                    exe = argv[0] if argv[0].startswith("/") else f"/usr/bin/{argv[0]}"
+                    em.process(ctx, t, exe, argv, user, shell, working_directory=shell.working_directory,
+                               lifetime_ms=900 + int(em.rng.random() * 20000))
+                    t += 3000 + int(em.rng.random() * 40000)
+                if em.rng.random() < 0.2:
+                    em.file(ctx, t, shell, f"/home/{user}/.bash_history", "modification")
+
+            acts.append(Activity(0.5 if role != "workstation" else 0.2, True, human_session, 14))
+
+        if role == "web":
+            nginx = ctx.daemons.get("nginx")
+            site = w.recipe.background.public_site
+            apps = [h for h in w.hosts.values() if h.spec.role == "app"]
+            clients = self.clients
+
+            def web_request(ts: int) -> None:
+                cip = clients[int(em.rng.random() * len(clients))]
+                path, status, size = _SHOP_PATHS[int(em.rng.random() * len(_SHOP_PATHS))]
+                ua = _UAS[int(em.rng.random() * len(_UAS))]
+                if em.rng.random() < 0.85:
+                    em.connection(ts, cip, ip, 443, dst_host=ctx, dst_proc=nginx, service="ssl",
+                                  duration_ms=80 + int(em.rng.random() * 3000), obytes=900 + size // 40,
+                                  rbytes=size + 3500, tls={"sni": site, "ja3": _CLIENT_JA3[int(em.rng.random() * 4)]})
+                else:
+                    em.connection(ts, cip, ip, 80, dst_host=ctx, dst_proc=nginx, service="http", duration_ms=60,
+                                  obytes=420, rbytes=size + 300,
+                                  http={"method": "GET", "host": site, "uri": path, "status": status,
+                                        "user_agent": ua, "response_body_len": size})
+                if apps and em.rng.random() < 0.5:
+                    app = apps[int(em.rng.random() * len(apps))]
+                    em.connection(ts + 12, ip, app.ip, 8000, src_host=ctx, src_proc=nginx, dst_host=app,
+                                  dst_proc=app.daemons.get("gunicorn"), service="http", duration_ms=45,
+                                  obytes=800, rbytes=size + 400,
+                                  http={"method": "GET", "host": "app.internal", "uri": path, "status": status,
+                                        "user_agent": "nginx/1.18.0", "response_body_len": size})
+
+            acts.append(Activity(2.2, True, web_request, 5))
+
+            php = ctx.daemons.get("php-fpm")
+            if php is not None:
+                def php_cache(ts: int) -> None:
+                    n = ids.hex_from(ts, n=12)
+                    em.file(ctx, ts, php, f"/var/www/shop/var/cache/prod/twig/{n[:2]}/{n}.php", "creation",
+                            size=2000 + ts % 9000)
+
+                acts.append(Activity(0.5, True, php_cache, 1))
+
+        if role == "app":
+            dbs = [h for h in w.hosts.values() if h.spec.role == "db"]
+            gun = ctx.daemons.get("gunicorn")
+            if dbs and gun is not None:
+                def db_query(ts: int) -> None:
+                    db = dbs[int(em.rng.random() * len(dbs))]
+                    em.connection(ts, ip, db.ip, 5432, src_host=ctx, src_proc=gun, dst_host=db,
+                                  dst_proc=db.daemons.get("postgres"), service="postgresql",
+                                  duration_ms=5 + int(em.rng.random() * 200), obytes=300 + int(em.rng.random() * 2000),
+                                  rbytes=500 + int(em.rng.random() * 40000))
+
+                acts.append(Activity(1.6, True, db_query, 3))
+
+        if role == "workstation":
+            owner = users[0] if users else "root"
+            session: Proc | None = None
+
+            def desktop(ts: int) -> None:
+                nonlocal session
+                if session is None:
+                    gs = ctx.daemons.get("gnome-shell") or systemd
+                    session, _ = em.process(ctx, ts - 60_000, "/usr/bin/gnome-session-binary",
+                                            ["/usr/libexec/gnome-session-binary", "--session=ubuntu"], owner, gs,
+                                            lifetime_ms=None)
+                exe, argv = _WS_APPS[int(em.rng.random() * len(_WS_APPS))]
+                p, _ = em.process(ctx, ts, exe, argv, owner, session, working_directory=f"/home/{owner}",
+                                  lifetime_ms=30_000 + int(em.rng.random() * 600_000))
+                if em.rng.random() < 0.4:
+                    em.file(ctx, ts + 500, p, f"/home/{owner}/Downloads/report-{ts % 997}.pdf", "creation",
+                            size=40_000 + ts % 300_000)
+
+            acts.append(Activity(1.0, True, desktop, 2.4))
+
+        if role == "domain-controller":
+            samba = ctx.daemons.get("samba") or systemd
+
+            def dc_maint(ts: int) -> None:
+                em.file(ctx, ts, samba, "/var/lib/samba/private/sam.ldb.d/DC=CORP,DC=INTERNAL.ldb", "modification")
+
+            acts.append(Activity(0.3, False, dc_maint, 1))
+        return acts
+
+
+_CLIENT_JA3 = ("cd08e31494f9531f560d64c695473da9", "773906b0efdefa24a7f2b8eb6985bf37",
+               "b32309a26951912be7dba376398abc3b", "579ccef312d18482fc42e2b822ca2430")
+
+
+def _poisson(rng: random.Random, lam: float) -> int:
+    if lam <= 0:
+        return 0
+    if lam > 30:
+        return max(0, int(rng.gauss(lam, math.sqrt(lam)) + 0.5))
+    limit, k, p = math.exp(-lam), 0, 1.0
+    while True:
+        p *= rng.random()
+        if p <= limit:
+            return k
+        k += 1
