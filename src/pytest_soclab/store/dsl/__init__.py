@@ -1,0 +1,1 @@
+"""Query DSL over the embedded store: queries to SQL, aggregations, search responses."""

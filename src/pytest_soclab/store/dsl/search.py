@@ -1,0 +1,543 @@
+"""POST /<index>/_search over the embedded store: validate the request, run it, answer like Elasticsearch."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from ..catalog import IndexInfo
+from ..engine import Engine
+from ..indexexpr import resolve
+from ..layout import DOC_COL, ID_COL, datetime_to_ms, int_to_ip, ip_to_int, ms_to_datetime
+from ..mappings import DATE_TYPES, FLOAT_TYPES, INTEGER_TYPES, TEXT_TYPES
+from ..render import build_source, field_values, source_filter
+from ..sqlutil import ident, literal, string
+from .errors import EsError, bad_request, parsing_exception, shard_failure, unsupported
+from .query import Ctx, compile_query
+
+MAX_RESULT_WINDOW = 10_000
+
+_BODY_KEYS = {
+    "query", "size", "from", "sort", "_source", "fields", "docvalue_fields", "stored_fields",
+    "track_total_hits", "search_after", "aggs", "aggregations", "post_filter", "timeout", "min_score",
+    "version", "seq_no_primary_term", "terminate_after", "track_scores", "profile", "explain",
+    "highlight", "collapse", "rescore", "runtime_mappings", "script_fields", "pit", "suggest",
+    "indices_boost", "stats", "ext", "knn", "rank", "retriever", "slice", "point_in_time",
+}  # fmt: skip
+_UNSUPPORTED_KEYS = {
+    "highlight", "collapse", "rescore", "runtime_mappings", "script_fields", "pit", "point_in_time",
+    "suggest", "knn", "rank", "retriever", "slice", "explain",
+}  # fmt: skip
+
+
+def _token_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "START_OBJECT"
+    if isinstance(value, list):
+        return "START_ARRAY"
+    if isinstance(value, bool):
+        return "VALUE_BOOLEAN"
+    if isinstance(value, (int, float)):
+        return "VALUE_NUMBER"
+    if value is None:
+        return "VALUE_NULL"
+    return "VALUE_STRING"
+
+
+def _int_param(body: dict[str, Any], key: str, default: int) -> int:
+    value = body.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, str, float)):
+        raise parsing_exception(f"[{key}] failed to parse field [{key}]")
+    try:
+        num = int(value)
+    except (TypeError, ValueError):
+        raise parsing_exception(f"[{key}] failed to parse field [{key}]") from None
+    if isinstance(value, float) and not value.is_integer():
+        raise parsing_exception(f"[{key}] failed to parse field [{key}]")
+    return num
+
+
+@dataclass
+class SortKey:
+    kind: str  # "score" | "doc" | "field" | "index"
+    field: str = ""
+    desc: bool = False
+    missing_last: bool = True
+    missing_value: Any = None
+    mode: str | None = None
+    unmapped_type: str | None = None
+    fmt: str | None = None
+
+
+def parse_sort(spec: Any) -> list[SortKey]:
+    if spec is None:
+        return []
+    items = spec if isinstance(spec, list) else [spec]
+    keys: list[SortKey] = []
+    for item in items:
+        if isinstance(item, str):
+            name, order, opts = item, None, {}
+            if ":" in item and not item.startswith("@"):
+                name, _, order = item.partition(":")
+        elif isinstance(item, dict) and len(item) == 1:
+            name, value = next(iter(item.items()))
+            if isinstance(value, str):
+                order, opts = value, {}
+            elif isinstance(value, dict):
+                opts = dict(value)
+                order = opts.pop("order", None)
+            else:
+                raise parsing_exception(f"[sort] malformed sort for field [{name}]")
+        else:
+            raise parsing_exception("[sort] malformed: expected a field name or an object with one field")
+        if order is not None and str(order).lower() not in ("asc", "desc"):
+            raise bad_request(f"Unknown SortOrder [{order}]")
+        for key in opts:
+            if key not in ("missing", "mode", "unmapped_type", "format", "numeric_type", "nested"):
+                raise parsing_exception(f"[field_sort] unknown field [{key}]")
+        if "nested" in opts:
+            raise unsupported("sort with [nested]")
+        if name == "_score":
+            keys.append(SortKey("score", desc=str(order or "desc").lower() == "desc"))
+        elif name in ("_doc", "_shard_doc"):
+            keys.append(SortKey("doc", desc=str(order or "asc").lower() == "desc"))
+        elif name == "_id":
+            raise shard_failure(
+                "_all", "illegal_argument_exception",
+                "Fielddata access on the _id field is disallowed, you can re-enable it by updating the dynamic "
+                "cluster setting: indices.id_field_data.enabled",
+            )  # fmt: skip
+        else:
+            desc = str(order or "asc").lower() == "desc"
+            missing = opts.get("missing", "_last")
+            mode = opts.get("mode")
+            if mode is not None and mode not in ("min", "max", "sum", "avg", "median"):
+                raise bad_request(f"Unknown SortMode [{mode}]")
+            key = SortKey(
+                "index" if name == "_index" else "field", name, desc,
+                missing_last=missing != "_first", mode=mode, unmapped_type=opts.get("unmapped_type"),
+                fmt=opts.get("format"),
+            )  # fmt: skip
+            if missing not in ("_last", "_first"):
+                key.missing_value = missing
+                key.missing_last = True
+            keys.append(key)
+    return keys
+
+
+@dataclass
+class Plan:
+    info: IndexInfo
+    rel: str
+    where: str
+    score: str
+    ctx: Ctx
+
+
+def search(engine: Engine, index: str, body: dict[str, Any] | None) -> dict[str, Any]:
+    started = time.perf_counter()
+    body = {} if body is None else body
+    if not isinstance(body, dict):
+        raise parsing_exception("request body must be a JSON object")
+    for key, value in body.items():
+        if key not in _BODY_KEYS:
+            raise parsing_exception(f"Unknown key for a {_token_kind(value)} in [{key}].")
+        if key in _UNSUPPORTED_KEYS and value not in (None, False):
+            raise unsupported(f"search option [{key}]")
+    size = _int_param(body, "size", 10)
+    offset = _int_param(body, "from", 0)
+    if size < 0:
+        raise bad_request(f"[size] parameter cannot be negative, found [{size}]")
+    if offset < 0:
+        raise bad_request(f"[from] parameter cannot be negative, found [{offset}]")
+    if size + offset > MAX_RESULT_WINDOW:
+        raise bad_request(
+            f"Result window is too large, from + size must be less than or equal to: [{MAX_RESULT_WINDOW}] but was "
+            f"[{size + offset}]. See the scroll api for a more efficient way to request large data sets. This limit can "
+            f"be set by changing the [index.max_result_window] index level setting."
+        )
+    sort = parse_sort(body.get("sort"))
+    track_scores = bool(body.get("track_scores"))
+    scoring = not sort or any(k.kind == "score" for k in sort) or track_scores or body.get("min_score") is not None
+    search_after = body.get("search_after")
+    if search_after is not None:
+        if not isinstance(search_after, list):
+            raise parsing_exception("[search_after] must be an array")
+        if not sort:
+            raise bad_request("Sort must contain at least one field.")
+        if len(search_after) != len(sort):
+            raise bad_request(
+                f"search_after has {len(search_after)} value(s) but sort has {len(sort)}."
+            )
+        if offset:
+            raise bad_request("[from] parameter must be set to 0 when [search_after] is used.")
+    track = body.get("track_total_hits", MAX_RESULT_WINDOW)
+    if isinstance(track, bool):
+        threshold = None if track else -1
+    else:
+        threshold = _int_param(body, "track_total_hits", MAX_RESULT_WINDOW)
+        if threshold < -1:
+            raise bad_request(f"[track_total_hits] parameter must be positive or equals to -1, got {threshold}")
+        if threshold == -1:
+            threshold = None
+
+    infos = resolve(index, engine.catalog.indices.values())
+    now = engine.now()
+    plans: list[Plan] = []
+    for info in infos:
+        ctx = Ctx(info, now)
+        compiled = compile_query(body.get("query"), ctx, scoring)
+        where = compiled.where
+        plans.append(Plan(info, engine.relation(info), where, compiled.score, ctx))
+    post = [compile_query(body.get("post_filter"), p.ctx, False).where if body.get("post_filter") else "TRUE" for p in plans]
+    min_score = body.get("min_score")
+
+    try:
+        total, max_score_all = _count(engine, plans, post, threshold, scoring, min_score)
+        hits, max_hit = _hits(engine, plans, post, sort, size, offset, search_after, scoring, min_score, body)
+        aggs = None
+        agg_spec = body.get("aggs", body.get("aggregations"))
+        if agg_spec is not None:
+            from .aggs import run_aggs
+
+            aggs = run_aggs(engine, plans, agg_spec, min_score)
+    except duckdb.Error as exc:
+        raise _engine_error(exc, plans) from None
+
+    hits_obj: dict[str, Any] = {}
+    if threshold != -1:
+        value, relation = total
+        hits_obj["total"] = {"value": value, "relation": relation}
+    if not scoring or (sort and not any(k.kind == "score" for k in sort) and not track_scores):
+        hits_obj["max_score"] = None
+    else:
+        hits_obj["max_score"] = max_score_all if max_score_all is not None else max_hit
+    hits_obj["hits"] = hits
+    out: dict[str, Any] = {
+        "took": max(0, int((time.perf_counter() - started) * 1000)),
+        "timed_out": False,
+        "_shards": {"total": len(plans), "successful": len(plans), "skipped": 0, "failed": 0},
+        "hits": hits_obj,
+    }
+    if aggs is not None:
+        out["aggregations"] = aggs
+    return out
+
+
+def _engine_error(exc: duckdb.Error, plans: list[Plan]) -> EsError:
+    name = plans[0].info.concrete if plans else "_all"
+    msg = str(exc).splitlines()[0]
+    if isinstance(exc, duckdb.InvalidInputException) and "regex" in msg.lower():
+        return shard_failure(name, "illegal_argument_exception", f"invalid regular expression: {msg}")
+    return shard_failure(name, "query_shard_exception", f"failed to run query: {msg}")
+
+
+def _filtered(plan: Plan, post: str, min_score: Any) -> str:
+    cond = f"({plan.where}) AND ({post})"
+    if min_score is not None:
+        cond += f" AND ({plan.score}) >= {float(min_score)!r}"
+    return cond
+
+
+def _count(engine: Engine, plans: list[Plan], post: list[str], threshold: int | None, scoring: bool,
+           min_score: Any) -> tuple[tuple[int, str], float | None]:  # fmt: skip
+    if not plans:
+        return (0, "eq"), None
+    parts = []
+    for plan, p in zip(plans, post):
+        cond = _filtered(plan, p, min_score)
+        if threshold is None or threshold < 0:
+            parts.append(f"SELECT count(*) AS n FROM {plan.rel} WHERE {cond}")
+        else:
+            parts.append(f"SELECT count(*) AS n FROM (SELECT 1 FROM {plan.rel} WHERE {cond} LIMIT {threshold + 1})")
+    rows = engine.query("SELECT sum(n)::BIGINT FROM (" + " UNION ALL ".join(parts) + ")")
+    n = int(rows[0][0] or 0)
+    if threshold is not None and threshold >= 0 and n > threshold:
+        return (threshold, "gte"), None
+    return (n, "eq"), None
+
+
+def _field_sort_expr(plan: Plan, key: SortKey) -> tuple[str, str]:
+    """(raw value expression, type) of a field sort key on one index."""
+    ref = plan.info.lookup(key.field)
+    if ref is None:
+        return "NULL", key.unmapped_type or "keyword"
+    if ref.type in TEXT_TYPES:
+        raise shard_failure(
+            plan.info.concrete, "illegal_argument_exception",
+            f"Text fields are not optimised for operations that require per-document field data like aggregations "
+            f"and sorting, so these operations are disabled by default. Please use a keyword field instead. "
+            f"Alternatively, set fielddata=true on [{key.field}] in order to load field data by uninverting the "
+            f"inverted index. Note that this can use significant memory.",
+        )  # fmt: skip
+    if ref.type in ("flattened", "nested", "geo_point", "binary"):
+        raise shard_failure(plan.info.concrete, "illegal_argument_exception",
+                            f"Field [{key.field}] of type [{ref.type}] does not support sorting")  # fmt: skip
+    col = ident(ref.column)
+    if ref.multi:
+        mode = key.mode or ("max" if key.desc else "min")
+        fn = {"min": "list_min", "max": "list_max", "sum": "list_sum", "avg": "list_avg", "median": "list_median"}[mode]
+        col = f"{fn}({col})"
+    return col, ref.type
+
+
+_SENTINELS = {
+    "num": ("'-inf'::DOUBLE", "'inf'::DOUBLE"),
+    "str": ("''", "'\U0010ffff'"),
+    "ts": ("TIMESTAMP '0001-01-01'", "TIMESTAMP '9999-12-31'"),
+    "ip": ("'0'::UHUGEINT", f"'{2**128 - 1}'::UHUGEINT"),
+}
+
+
+def _family(es_type: str) -> str:
+    if es_type in INTEGER_TYPES or es_type in FLOAT_TYPES or es_type == "boolean":
+        return "num"
+    if es_type in DATE_TYPES:
+        return "ts"
+    if es_type == "ip":
+        return "ip"
+    return "str"
+
+
+def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey], size: int, offset: int,
+          search_after: list[Any] | None, scoring: bool, min_score: Any,
+          body: dict[str, Any]) -> tuple[list[dict[str, Any]], float | None]:  # fmt: skip
+    if not plans or size == 0:
+        return [], None
+    keys = sort or [SortKey("score", desc=True)]
+    # Resolve each field key's type family across indices (they must agree).
+    families: list[str] = []
+    for key in keys:
+        if key.kind != "field":
+            families.append("num" if key.kind in ("score", "doc") else "str")
+            continue
+        types = set()
+        for plan in plans:
+            expr, t = _field_sort_expr(plan, key)
+            if expr != "NULL":
+                types.add(_family(t))
+        if not types:
+            if key.unmapped_type is None:
+                raise shard_failure(plans[0].info.concrete, "query_shard_exception",
+                                    f"No mapping found for [{key.field}] in order to sort on")  # fmt: skip
+            types.add(_family(key.unmapped_type))
+        if len(types) > 1:
+            raise bad_request(f"Can't sort on field [{key.field}]; the field has incompatible sort types across indices")
+        families.append(types.pop())
+
+    selects = []
+    for pos, (plan, p) in enumerate(zip(plans, post)):
+        cols = [f"{pos} AS __i", f"{ident(DOC_COL)} AS __d", f"({plan.score if scoring else '0.0'})::DOUBLE AS __s"]
+        for k, (key, fam) in enumerate(zip(keys, families)):
+            if key.kind == "field":
+                raw, _ = _field_sort_expr(plan, key)
+                if raw == "NULL":
+                    raw = {"num": "NULL::DOUBLE", "str": "NULL::VARCHAR", "ts": "NULL::TIMESTAMP", "ip": "NULL::UHUGEINT"}[fam]
+                if fam == "num":
+                    raw = f"({raw})::DOUBLE"
+                cols.append(f"{raw} AS __r{k}")
+            elif key.kind == "index":
+                cols.append(f"{string(plan.info.concrete)} AS __r{k}")
+        selects.append(f"SELECT {', '.join(cols)} FROM {plan.rel} WHERE {_filtered(plan, p, min_score)}")
+    union = " UNION ALL ".join(selects)
+
+    order_exprs: list[str] = []
+    sortable: list[str] = []
+    for k, (key, fam) in enumerate(zip(keys, families)):
+        direction = "DESC" if key.desc else "ASC"
+        if key.kind == "score":
+            expr = "__s"
+        elif key.kind == "doc":
+            expr = "(__i::DOUBLE * 1e12 + __d)"
+        else:
+            lo, hi = _SENTINELS[fam]
+            if key.missing_value is not None:
+                fill = _missing_literal(key.missing_value, fam)
+            else:
+                # missing sorts last (or first) whatever the direction
+                fill = (hi if not key.desc else lo) if key.missing_last else (lo if not key.desc else hi)
+            expr = f"coalesce(__r{k}, {fill})"
+        sortable.append(expr)
+        order_exprs.append(f"{expr} {direction}")
+    order_exprs += ["__i ASC", "__d ASC"]
+    where_after = ""
+    if search_after is not None:
+        where_after = "WHERE " + _after_condition(keys, families, sortable, search_after)
+    sql = (
+        f"SELECT * FROM ({union}) {where_after} ORDER BY {', '.join(order_exprs)} "
+        f"LIMIT {size} OFFSET {offset}"
+    )
+    rows = engine.query(sql)
+    raw_pos: dict[int, int] = {}
+    for k, key in enumerate(keys):
+        if key.kind in ("field", "index"):
+            raw_pos[k] = 3 + len(raw_pos)
+    _, includes, excludes = source_filter(body.get("_source"))
+    want_source = source_filter(body.get("_source"))[0] and body.get("stored_fields") != "_none_"
+    field_patterns = _field_patterns(body.get("fields")) + _field_patterns(body.get("docvalue_fields"))
+    docs = _fetch(engine, plans, rows) if (want_source or field_patterns) else {}
+    hits = []
+    max_hit = None
+    show_score = scoring and (not sort or any(k.kind == "score" for k in sort) or body.get("track_scores"))
+    for row in rows:
+        i, d, s = row[0], row[1], row[2]
+        plan = plans[i]
+        doc = docs.get((i, d), {})
+        score = float(s) if show_score else None
+        if score is not None and (max_hit is None or score > max_hit):
+            max_hit = score
+        hit: dict[str, Any] = {"_index": plan.info.concrete, "_id": doc.get(ID_COL) or _id_of(engine, plan, d)}
+        if body.get("version"):
+            hit["_version"] = 1
+        if body.get("seq_no_primary_term"):
+            hit["_seq_no"], hit["_primary_term"] = int(d), 1
+        hit["_score"] = score
+        if want_source:
+            hit["_source"] = build_source(plan.info, doc, includes, excludes)
+        if field_patterns:
+            fv = field_values(plan.info, doc, field_patterns)
+            if fv:
+                hit["fields"] = fv
+        if sort:
+            hit["sort"] = [
+                _sort_value(key, fam, row[raw_pos[k]] if k in raw_pos else None, plan, row)
+                for k, (key, fam) in enumerate(zip(keys, families))
+            ]
+        hits.append(hit)
+    return hits, max_hit
+
+
+def _id_of(engine: Engine, plan: Plan, doc: int) -> str:
+    rows = engine.query(f"SELECT {ident(ID_COL)} FROM {plan.rel} WHERE {ident(DOC_COL)} = {int(doc)}")
+    return rows[0][0] if rows else ""
+
+
+def _field_patterns(spec: Any) -> list[tuple[str, str | None]]:
+    if not spec:
+        return []
+    if not isinstance(spec, list):
+        raise parsing_exception("[fields] must be an array")
+    out = []
+    for item in spec:
+        if isinstance(item, str):
+            out.append((item, None))
+        elif isinstance(item, dict) and "field" in item:
+            out.append((str(item["field"]), item.get("format")))
+        else:
+            raise parsing_exception("[fields] entries must be field names or {\"field\": ...} objects")
+    return out
+
+
+def _fetch(engine: Engine, plans: list[Plan], rows: list[tuple[Any, ...]]) -> dict[tuple[int, int], dict[str, Any]]:
+    """Second phase: the stored columns of the selected documents."""
+    wanted: dict[int, list[int]] = {}
+    for row in rows:
+        wanted.setdefault(row[0], []).append(int(row[1]))
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    for i, docs in wanted.items():
+        plan = plans[i]
+        table = engine.query_arrow(
+            f"SELECT * FROM {plan.rel} WHERE {ident(DOC_COL)} IN ({', '.join(str(d) for d in docs)})"
+        )
+        for rec in table.to_pylist():
+            out[(i, int(rec[DOC_COL]))] = rec
+    return out
+
+
+def _missing_literal(value: Any, fam: str) -> str:
+    if fam == "num":
+        try:
+            return literal(float(value))
+        except (TypeError, ValueError):
+            raise bad_request(f"failed to parse missing value [{value}] as a number") from None
+    if fam == "ts":
+        from ..layout import parse_date_ms
+
+        ms = parse_date_ms(value)
+        if ms is None:
+            raise bad_request(f"failed to parse date missing value [{value}]")
+        return literal(ms_to_datetime(ms))
+    if fam == "ip":
+        num = ip_to_int(str(value))
+        if num is None:
+            raise bad_request(f"'{value}' is not an IP string literal.")
+        return f"'{num}'::UHUGEINT"
+    return string(str(value))
+
+
+def _after_literal(value: Any, fam: str, kind: str) -> str:
+    if value is None:
+        return "NULL"
+    if kind == "doc":
+        return literal(float(value))
+    if fam == "num":
+        try:
+            return literal(float(value))
+        except (TypeError, ValueError):
+            raise bad_request(f"Failed to parse search_after value [{value}] as a number") from None
+    if fam == "ts":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return literal(ms_to_datetime(int(value)))
+        return _missing_literal(value, fam)
+    if fam == "ip":
+        return _missing_literal(value, fam)
+    return string(str(value))
+
+
+def _after_condition(keys: list[SortKey], families: list[str], sortable: list[str], values: list[Any]) -> str:
+    ors = []
+    for k in range(len(keys)):
+        terms = []
+        for j in range(k):
+            terms.append(f"{sortable[j]} = {_after_value(keys[j], families[j], values[j])}")
+        op = "<" if keys[k].desc else ">"
+        terms.append(f"{sortable[k]} {op} {_after_value(keys[k], families[k], values[k])}")
+        ors.append("(" + " AND ".join(terms) + ")")
+    return "(" + " OR ".join(ors) + ")"
+
+
+def _after_value(key: SortKey, fam: str, value: Any) -> str:
+    if key.kind == "doc":
+        return literal(float(value))
+    if key.kind == "score":
+        return literal(float(value))
+    lo, hi = _SENTINELS[fam]
+    sentinel = isinstance(value, int) and not isinstance(value, bool) and value in (2**63 - 1, -(2**63))
+    if value is None or (fam in ("num", "ts") and sentinel):
+        return (hi if not key.desc else lo) if key.missing_last else (lo if not key.desc else hi)
+    return _after_literal(value, fam, key.kind)
+
+
+def _sort_value(key: SortKey, fam: str, value: Any, plan: Plan, row: tuple[Any, ...]) -> Any:
+    if key.kind == "score":
+        return float(row[2])
+    if key.kind == "doc":
+        return int(row[1])
+    if value is None:
+        if key.missing_value is not None:
+            return key.missing_value
+        if fam in ("num", "ts"):
+            return (2**63 - 1) if (key.missing_last != key.desc) else -(2**63)
+        return None
+    if fam == "ts":
+        ms = datetime_to_ms(value)
+        if key.fmt:
+            from ..datefmt import format_ms
+
+            return format_ms(ms, key.fmt)
+        return ms
+    if fam == "ip":
+        return int_to_ip(int(value))
+    if fam == "num":
+        ref = plan.info.lookup(key.field)
+        if ref is not None and ref.type == "boolean":
+            return int(value)
+        if ref is not None and ref.type in INTEGER_TYPES and float(value).is_integer():
+            return int(value)
+        return float(value)
+    return value

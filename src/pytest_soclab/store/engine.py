@@ -1,0 +1,250 @@
+"""An opened store: a DuckDB cursor on the (cached) base file, the catalog merged with any
+overlay, the SQL relation of each index, and the per-query warning recorder."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+import os
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pytest_soclab.errors import SoclabError
+
+from .build import TableBuilder, stage_sql
+from .catalog import CATALOG_TABLE, Catalog, Column, IndexInfo, is_data_stream_name
+from .layout import DOC_COL, ID_COL, int_to_ip, ip_to_int
+from .mappings import MappingSet
+from .sqlutil import ident
+
+# ---------------------------------------------------------------------------- per-process base cache
+
+_BASE_LOCK = threading.Lock()
+_BASE: dict[tuple[str, int, int], tuple[duckdb.DuckDBPyConnection, Catalog]] = {}
+_TOKENS = itertools.count(1)
+_OVERLAYS = itertools.count(1)
+
+# query token -> warning ids raised while it ran (filled by the __w UDF, possibly from DuckDB threads)
+_WARNINGS: dict[int, set[int]] = {}
+_WARN_LOCK = threading.Lock()
+
+
+def _udf_warn(token: pa.Array, wid: pa.Array, cond: pa.Array) -> pa.Array:
+    if len(cond) and pc.any(cond).as_py():
+        hit = pc.filter(wid, pc.fill_null(cond, False))
+        tok = token[0].as_py()
+        with _WARN_LOCK:
+            bucket = _WARNINGS.get(tok)
+            if bucket is not None:
+                bucket.update(v for v in pc.unique(hit).to_pylist() if v is not None)
+    return cond
+
+
+def _udf_ip_str(values: pa.Array) -> pa.Array:
+    return pa.array([None if v is None else int_to_ip(v) for v in values.to_pylist()], pa.string())
+
+
+def _udf_ip_parse(values: pa.Array) -> pa.Array:
+    out = [None if v is None else ip_to_int(v) for v in values.to_pylist()]
+    return pa.array([None if v is None else str(v) for v in out], pa.string())
+
+
+def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
+    con.create_function(
+        "__w", _udf_warn, ["BIGINT", "INTEGER", "BOOLEAN"], "BOOLEAN", type="arrow", side_effects=True,
+        null_handling="special",
+    )  # fmt: skip
+    con.create_function("__ip_str", _udf_ip_str, ["UHUGEINT"], "VARCHAR", type="arrow")
+    # parsed as decimal text: Arrow has no 128-bit integer type; cast to UHUGEINT by the caller
+    con.create_function("__ip_parse_text", _udf_ip_parse, ["VARCHAR"], "VARCHAR", type="arrow")
+
+
+def _base(path: Path) -> tuple[duckdb.DuckDBPyConnection, Catalog]:
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise SoclabError(f"store file {path}: {exc.strerror or exc}") from None
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    with _BASE_LOCK:
+        hit = _BASE.get(key)
+        if hit is not None:
+            return hit
+        try:
+            con = duckdb.connect(str(path), read_only=True)
+            rows = con.execute(f"SELECT json FROM {ident(CATALOG_TABLE)}").fetchall()
+            row = rows[0]
+        except duckdb.Error as exc:
+            raise SoclabError(f"store file {path} is not a soclab store: {exc}") from None
+        catalog = Catalog.from_json(json.loads(row[0]))
+        register_udfs(con)
+        _BASE[key] = (con, catalog)
+        return con, catalog
+
+
+def _memory_base() -> tuple[duckdb.DuckDBPyConnection, Catalog]:
+    con = duckdb.connect(":memory:")
+    register_udfs(con)
+    return con, Catalog()
+
+
+# ---------------------------------------------------------------------------- the engine
+
+
+@dataclass
+class Engine:
+    con: duckdb.DuckDBPyConnection
+    catalog: Catalog
+    relations: dict[str, str]
+    now_fixed: dt.datetime | None = None
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    @classmethod
+    def open(
+        cls,
+        path: Path | None,
+        overlay: Iterable[tuple[str, str, dict[str, Any]]] | None = None,
+        *,
+        now: dt.datetime | None = None,
+    ) -> Engine:
+        base_con, base_catalog = _base(Path(path)) if path is not None else _memory_base()
+        con = base_con.cursor()
+        catalog = Catalog(indices=dict(base_catalog.indices), info=dict(base_catalog.info))
+        relations = {name: ident(info.table) for name, info in catalog.indices.items()}
+        if overlay is not None:
+            _apply_overlay(con, catalog, relations, list(overlay))
+        return cls(con=con, catalog=catalog, relations=relations, now_fixed=now)
+
+    @classmethod
+    def from_connection(cls, con: duckdb.DuckDBPyConnection, catalog: Catalog) -> Engine:
+        relations = {name: ident(info.table) for name, info in catalog.indices.items()}
+        return cls(con=con, catalog=catalog, relations=relations)
+
+    def now(self) -> dt.datetime:
+        """The `now` of date math and NOW(): fixed when the store was opened with one."""
+        if self.now_fixed is not None:
+            return self.now_fixed
+        return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+    def relation(self, index: IndexInfo) -> str:
+        return self.relations[index.name]
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        with self.lock:
+            return self.con.execute(sql, params or []).fetchall()
+
+    def query_arrow(self, sql: str, params: list[Any] | None = None) -> pa.Table:
+        with self.lock:
+            if params:
+                return self.con.execute(sql, params).fetchall()  # type: ignore[return-value]
+            return self.con.sql(sql).to_arrow_table()
+
+    def new_token(self) -> int:
+        token = next(_TOKENS)
+        with _WARN_LOCK:
+            _WARNINGS[token] = set()
+        return token
+
+    def take_warnings(self, token: int) -> set[int]:
+        with _WARN_LOCK:
+            return _WARNINGS.pop(token, set())
+
+    def close(self) -> None:
+        try:
+            self.con.close()
+        except duckdb.Error:
+            pass
+
+
+def _apply_overlay(
+    con: duckdb.DuckDBPyConnection,
+    catalog: Catalog,
+    relations: dict[str, str],
+    docs: list[tuple[str, str, dict[str, Any]]],
+) -> None:
+    """Make a few extra documents visible through this cursor only, merged into their index."""
+    serial = next(_OVERLAYS)
+    by_stream: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for stream, doc_id, source in docs:
+        if not isinstance(source, dict):
+            raise SoclabError(f"overlay document {doc_id!r} of {stream!r}: _source must be an object")
+        by_stream.setdefault(stream, []).append((doc_id, source))
+    for n, (stream, items) in enumerate(sorted(by_stream.items())):
+        base = catalog.indices.get(stream)
+        ds = base.kind == "data_stream" if base else is_data_stream_name(stream)
+        fixed = dict(base.fields) if base else {}
+        mapping = MappingSet(explicit={p: c.fdef for p, c in fixed.items()}, data_stream=ds, use_ecs=True)
+        builder = TableBuilder(stream, mapping, fixed=fixed)
+        for doc_id, source in items:
+            builder.add(doc_id, source)
+        builder.flush()
+        merged = builder.columns()
+        view = f"__overlay_{serial}_{n}"
+        chunk = builder.chunks[0]
+        con.register(view, chunk)
+        offset = base.count if base else 0
+        parts = [stage_sql(view, chunk, merged, doc_offset=offset)]
+        if base is not None:
+            parts.insert(0, _base_select(base, merged))
+        relations[stream] = "(" + " UNION ALL BY NAME ".join(parts) + ")"
+        if base is not None:
+            info = IndexInfo(
+                name=base.name, kind=base.kind, backing=base.backing, table=base.table,
+                count=base.count + len(items), fields=merged, size_bytes=base.size_bytes, uuid=base.uuid,
+            )  # fmt: skip
+        else:
+            backing = None
+            if ds:
+                ts = [s.get("@timestamp") for _, s in items]
+                from .layout import ms_to_datetime, parse_date_ms
+
+                ms = [m for m in (parse_date_ms(t) for t in ts if t is not None) if m is not None]
+                day = ms_to_datetime(min(ms)).strftime("%Y.%m.%d") if ms else "1970.01.01"
+                backing = f".ds-{stream}-{day}-000001"
+            info = IndexInfo(
+                name=stream, kind="data_stream" if ds else "index", backing=backing, table=view,
+                count=len(items), fields=merged, size_bytes=0, uuid=f"overlay{serial}{n}",
+            )  # fmt: skip
+        catalog.indices[stream] = info
+
+
+def _base_select(base: IndexInfo, merged: dict[str, Column]) -> str:
+    parts = [ident(ID_COL), ident(DOC_COL)]
+    for path, col in merged.items():
+        have = base.fields.get(path)
+        if have is None:
+            parts.append(f"NULL::{col.sql_type} AS {ident(path)}")
+        elif col.multi and not have.multi:
+            parts.append(f"CASE WHEN {ident(path)} IS NULL THEN NULL ELSE [{ident(path)}] END AS {ident(path)}")
+        else:
+            parts.append(ident(path))
+    return f"SELECT {', '.join(parts)} FROM {ident(base.table)}"
+
+
+def build_into(
+    con: duckdb.DuckDBPyConnection, builders: dict[str, TableBuilder], *, start: int = 0
+) -> Catalog:
+    from .build import write_index
+
+    catalog = Catalog()
+    for n, (name, builder) in enumerate(sorted(builders.items()), start=start):
+        ds = builder.mapping.data_stream
+        catalog.indices[name] = write_index(con, builder, f"t{n}", data_stream=ds)
+    con.execute(f"CREATE TABLE {ident(CATALOG_TABLE)} (json VARCHAR)")
+    con.execute(f"INSERT INTO {ident(CATALOG_TABLE)} VALUES (?)", [json.dumps(catalog.to_json())])
+    return catalog
+
+
+def remove_quietly(path: Path) -> None:
+    for p in (path, path.with_name(path.name + ".wal")):
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
