@@ -25,6 +25,7 @@ default_config := {
 	"min_b64_blob": 40, # base64 run length treated as an encoded payload
 	"min_hex_blob": 130, # hex run length (longer than a SHA-512) treated as a payload
 	"min_dns_label": 30, # a DNS label this long, made of encoded text, is a tunnel
+	"allowed_enrich_policies": [], # ES|QL ENRICH policies whose indices are in scope
 }
 
 config := object.union(default_config, object.get(data, ["soclab", "config"], {}))

@@ -113,7 +113,7 @@ deny contains {"id": "scope.esql_source", "reason": "nested /* */ comments too d
 deny contains {"id": "scope.esql_source", "reason": sprintf("ENRICH %s reads an enrich policy's own indices, outside the case telemetry", [m[1]])} if {
 	tool == "esql_query"
 	some m in regex.find_all_string_submatch_n(`(?i)\|\s*enrich\s+([^\s|]+)`, esql_clean, -1)
-	not m[1] in object.get(config, "allowed_enrich_policies", [])
+	not m[1] in config.allowed_enrich_policies
 }
 
 # ---- checking an expression -------------------------------------------------------

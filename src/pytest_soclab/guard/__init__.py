@@ -50,7 +50,7 @@ def run_policy_tests(
 
         files = read_policy_dir(Path(policy_dir))
         check_functions(new_engine(files, data))
-        return run_tests_regorus(files, data)
+        return run_tests_regorus(files, data)  # data: e.g. fixtures a test suite of its own expects
     if engine in ("opa", "opa-eval"):
         from pytest_soclab.guard.opa_engine import run_tests_opa
 

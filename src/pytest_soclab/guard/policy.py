@@ -225,11 +225,70 @@ def raise_on_failures(results: list[PolicyTestResult]) -> None:
         raise SoclabError(f"{len(bad)} of {len(results)} policy tests failed:\n" + "\n".join(lines))
 
 
+# A call every policy must be able to decide without an error (a smoke test of the
+# deployment's data: a config value of the wrong type shows up here, not per item).
+SMOKE_INPUT: dict[str, Any] = {
+    "tool": "es_search",
+    "args": {"index": "logs-*", "body": {"size": 10, "query": {"range": {"@timestamp": {"gte": "now-1d"}}}}},
+    "mode": "protected",
+    "scenario": {
+        "id": "SMOKE",
+        "kind": "task",
+        "allowed_tools": ["es_search"],
+        "scope": {
+            "indices": ["logs-*"],
+            "time_range": {"gte": "2026-03-02T00:00:00Z", "lte": "2026-03-04T00:00:00Z"},
+            "allowed_domains": [],
+        },
+    },
+    "assets": {},
+    "tooling": {},
+    "seen": {},
+    "history": {"calls": 0, "read_calls": 0, "rows_returned": 0, "denied": 0},
+}
+
+
+def check_config(engine: regorus.Engine, data: dict[str, Any] | None) -> None:
+    """data.soclab.config may only override known settings, each with the default's type."""
+    override = ((data or {}).get("soclab") or {}).get("config") or {}
+    if not isinstance(override, dict):
+        raise SoclabError("data.soclab.config must be an object")
+    try:
+        defaults = engine.eval_rule("data.soclab.guard.default_config") or {}
+    except Exception:
+        defaults = {}
+    for key, value in override.items():
+        if key not in defaults:
+            raise SoclabError(f"data.soclab.config.{key}: unknown setting; known: {', '.join(sorted(defaults))}")
+        want = defaults[key]
+        number = (int, float)
+        ok = (
+            isinstance(value, bool) if isinstance(want, bool)
+            else isinstance(value, number) and not isinstance(value, bool) if isinstance(want, number)
+            else isinstance(value, type(want))
+        )
+        if not ok:
+            raise SoclabError(f"data.soclab.config.{key}: expected {type(want).__name__} like {want!r}, got {value!r}")
+
+
 def load_checked(policy_dir: Path, data: dict[str, Any] | None) -> tuple[list[PolicyFile], list[PolicyTestResult]]:
-    """Read, compile, check functions and run the tests; raise SoclabError on any failure."""
+    """Read, compile, check functions, run the tests (on the policies alone, as `opa test`
+    does) and decide one smoke input with the deployment's data; SoclabError on any failure."""
     files = read_policy_dir(policy_dir)
-    engine = new_engine(files, data)
+    engine = new_engine(files, None)
     check_functions(engine)
-    results = run_tests_regorus(files, data)
+    results = run_tests_regorus(files, None)
     raise_on_failures(results)
+    deployed = new_engine([f for f in files if not f.is_test], data)
+    check_config(deployed, data)
+    deployed.set_input(SMOKE_INPUT)
+    try:
+        raw = deployed.eval_rule(DECISION_RULE)
+    except Exception as exc:
+        raise SoclabError(f"the policies fail on a plain search with this data: {clean_error(exc)}") from None
+    from pytest_soclab.guard.decision import from_raw
+
+    smoke = from_raw(raw, "regorus", 0.0, float("inf"), True)
+    if smoke.error:
+        raise SoclabError(f"{DECISION_RULE} on a plain search: {smoke.error}")
     return files, results
