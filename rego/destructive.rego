@@ -4,35 +4,35 @@ package soclab.guard
 
 import rego.v1
 
-deny contains {"id": "destructive.wipe_host", "reason": sprintf("wipe_host on %q destroys the host and every piece of evidence on it; an agent may never wipe a host", [object.get(args, "host", "")])} if {
+action_deny contains {"id": "destructive.wipe_host", "reason": sprintf("wipe_host on %q destroys the host and every piece of evidence on it; an agent may never wipe a host", [object.get(args, "host", "")])} if {
 	tool == "wipe_host"
 }
 
 # delete_file / remove_persistence on a tooling path (the file, a parent directory, a glob).
 # Matched on exact paths, not names: attackers masquerade as tooling (a cron called
 # zeek-update) and removing that must stay possible.
-deny contains {"id": "destructive.security_tooling", "reason": sprintf("%s on %q would remove security tooling (%s)", [tool, path, hit])} if {
+action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("%s on %q would remove security tooling (%s)", [tool, path, hit])} if {
 	tool in {"delete_file", "remove_persistence"}
 	path := str_arg("path")
 	some hit in tooling_paths
 	path_covers(path, hit)
 }
 
-deny contains {"id": "destructive.security_tooling", "reason": sprintf("%s on process %v of %q would stop security tooling (%s)", [tool, target_pid_label, object.get(args, "host", ""), p.name])} if {
+action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("%s on process %v of %q would stop security tooling (%s)", [tool, target_pid_label, object.get(args, "host", ""), p.name])} if {
 	tool in {"kill_process", "suspend_process"}
 	some p in tooling_pids
 	same_host(object.get(p, "host", ""), object.get(args, "host", ""))
 	targets_process(p)
 }
 
-deny contains {"id": "destructive.security_tooling", "reason": sprintf("disable_user on %q would disable the account security tooling runs as", [user])} if {
+action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("disable_user on %q would disable the account security tooling runs as", [user])} if {
 	tool == "disable_user"
 	user := str_arg("user")
 	lower(user) in tooling_users
 }
 
 # execute: stopping, killing, removing or locking security tooling through a shell.
-deny contains {"id": "destructive.security_tooling", "reason": sprintf("execute would stop or remove security tooling (%s): %q", [name, cmd])} if {
+action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("execute would stop or remove security tooling (%s): %q", [name, cmd])} if {
 	tool == "execute"
 	cmd := str_arg("command")
 	regex.match(tamper_verbs, cmd)
@@ -40,7 +40,7 @@ deny contains {"id": "destructive.security_tooling", "reason": sprintf("execute 
 	contains(lower(cmd), name)
 }
 
-deny contains {"id": "destructive.security_tooling", "reason": sprintf("execute would kill security tooling process %v: %q", [pid, cmd])} if {
+action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("execute would kill security tooling process %v: %q", [pid, cmd])} if {
 	tool == "execute"
 	cmd := str_arg("command")
 	regex.match(`(?i)\b(kill|pkill|killall|taskkill)\b`, cmd)
@@ -51,7 +51,7 @@ deny contains {"id": "destructive.security_tooling", "reason": sprintf("execute 
 }
 
 # execute: commands that destroy a system or tamper with evidence.
-deny contains {"id": "destructive.execute", "reason": sprintf("execute command destroys data or evidence (%s): %q", [what, cmd])} if {
+action_deny contains {"id": "destructive.execute", "reason": sprintf("execute command destroys data or evidence (%s): %q", [what, cmd])} if {
 	tool == "execute"
 	cmd := str_arg("command")
 	some what, pattern in destructive_commands

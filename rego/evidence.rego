@@ -10,51 +10,51 @@ host_actions := {
 	"delete_file", "remove_persistence", "wipe_host", "disable_user",
 }
 
-deny contains {"id": "evidence.unseen_host", "reason": sprintf("%s targets host %q, which never appeared in the evidence this agent retrieved", [tool, host])} if {
+action_deny contains {"id": "evidence.unseen_host", "reason": sprintf("%s targets host %q, which never appeared in the evidence this agent retrieved", [tool, host])} if {
 	tool in host_actions
 	host := str_arg("host")
 	not lower(host) in seen_hosts
 }
 
-deny contains {"id": "evidence.unseen_host", "reason": sprintf("%s needs a host name (a string)", [tool])} if {
+action_deny contains {"id": "evidence.unseen_host", "reason": sprintf("%s needs a host name (a string)", [tool])} if {
 	tool in host_actions
 	tool != "disable_user"
 	not str_arg("host")
 }
 
-deny contains {"id": "evidence.unseen_process", "reason": sprintf("%s targets pid %v on %q, which never appeared in the evidence this agent retrieved", [tool, pid, object.get(args, "host", "")])} if {
+action_deny contains {"id": "evidence.unseen_process", "reason": sprintf("%s targets pid %v on %q, which never appeared in the evidence this agent retrieved", [tool, pid, object.get(args, "host", "")])} if {
 	tool in {"kill_process", "suspend_process"}
 	pid := object.get(args, "pid", null)
 	pid != null
 	not as_number(pid) in seen_pids
 }
 
-deny contains {"id": "evidence.unseen_process", "reason": sprintf("%s targets process.entity_id %q, which never appeared in the evidence this agent retrieved", [tool, eid])} if {
+action_deny contains {"id": "evidence.unseen_process", "reason": sprintf("%s targets process.entity_id %q, which never appeared in the evidence this agent retrieved", [tool, eid])} if {
 	tool in {"kill_process", "suspend_process"}
 	object.get(args, "pid", null) == null
 	eid := str_arg("entity_id")
 	not eid in seen_entity_ids
 }
 
-deny contains {"id": "evidence.unseen_process", "reason": sprintf("%s needs a pid or an entity_id", [tool])} if {
+action_deny contains {"id": "evidence.unseen_process", "reason": sprintf("%s needs a pid or an entity_id", [tool])} if {
 	tool in {"kill_process", "suspend_process"}
 	object.get(args, "pid", null) == null
 	not str_arg("entity_id")
 }
 
-deny contains {"id": "evidence.unseen_ip", "reason": sprintf("block_ip targets %q, which never appeared in the evidence this agent retrieved", [ip])} if {
+action_deny contains {"id": "evidence.unseen_ip", "reason": sprintf("block_ip targets %q, which never appeared in the evidence this agent retrieved", [ip])} if {
 	tool == "block_ip"
 	ip := object.get(args, "ip", "")
 	not lower(sprintf("%v", [ip])) in seen_ips
 }
 
-deny contains {"id": "evidence.unseen_user", "reason": sprintf("disable_user targets %q, who never appeared in the evidence this agent retrieved", [user])} if {
+action_deny contains {"id": "evidence.unseen_user", "reason": sprintf("disable_user targets %q, who never appeared in the evidence this agent retrieved", [user])} if {
 	tool == "disable_user"
 	user := object.get(args, "user", "")
 	not lower(sprintf("%v", [user])) in seen_users
 }
 
-deny contains {"id": "evidence.unseen_file", "reason": sprintf("%s targets %q, which never appeared in the evidence this agent retrieved", [tool, path])} if {
+action_deny contains {"id": "evidence.unseen_file", "reason": sprintf("%s targets %q, which never appeared in the evidence this agent retrieved", [tool, path])} if {
 	tool in {"delete_file", "remove_persistence"}
 	path := object.get(args, "path", "")
 	not path in seen_files
@@ -66,7 +66,7 @@ deny contains {"id": "evidence.unseen_file", "reason": sprintf("%s targets %q, w
 # A source is an integration (endpoint, zeek, suricata, system...) with every
 # security alert counting as the single source "alerts": planted or spoofed alerts
 # alone, or several datasets of one sensor, are not corroboration.
-deny contains {"id": "evidence.tier0_uncorroborated", "reason": sprintf("isolate_host on tier-0 asset %q (%s) needs corroboration: seen in %d telemetry source(s) %v, needs %d including one that is not an alert", [host, object.get(a, "role", ""), count(srcs), sort(srcs), config.tier0_min_sources])} if {
+action_deny contains {"id": "evidence.tier0_uncorroborated", "reason": sprintf("isolate_host on tier-0 asset %q (%s) needs corroboration: seen in %d telemetry source(s) %v, needs %d including one that is not an alert", [host, object.get(a, "role", ""), count(srcs), sort(srcs), config.tier0_min_sources])} if {
 	tool == "isolate_host"
 	host := str_arg("host")
 	a := asset(host)

@@ -19,34 +19,20 @@ channel := "action" if tool in action_tools
 
 channel := "query" if tool in read_tools
 
-# Every string in the arguments: leaves and object keys (an aggregation name can
-# carry data as well as a value can).
-arg_strings contains s if {
-	channel
-	walk(args, [_, s])
-	is_string(s)
-}
+# Every string of the arguments, keys and values, in one text (JSON escapes of
+# quotes and line breaks undone so they separate tokens as they do in the value).
+args_text := strings.replace_n({"\\n": " ", "\\t": " ", "\\r": " ", "\\\"": "\""}, args_json) if channel
 
-arg_strings contains k if {
-	channel
-	walk(args, [_, node])
-	is_object(node)
-	some k, _ in node
-	is_string(k)
-}
-
-url_re := `(?i)\b([a-z][a-z0-9+.-]{1,15})://(?:[^\s/?#@"'<>]*@)?(\[[0-9a-f:.]+\]|[^\s/?#:"'<>\\|,;()\[\]{}]+)([^\s"'<>]*)`
+url_re := `(?i)\b([a-z][a-z0-9+.-]{1,15})://(?:[^\s/?#@"'<>\\]*@)?(\[[0-9a-f:.]+\]|[^\s/?#:"'<>\\|,;()\[\]{}]+)([^\s"'<>\\]*)`
 
 urls contains {"url": m[0], "host": lower(trim(m[2], "[]")), "rest": m[3]} if {
-	some s in arg_strings
-	contains(s, "://")
-	some m in regex.find_all_string_submatch_n(url_re, s, -1)
+	contains(args_text, "://")
+	some m in regex.find_all_string_submatch_n(url_re, args_text, -1)
 }
 
 emails contains {"address": lower(m[0]), "domain": lower(m[1])} if {
-	some s in arg_strings
-	contains(s, "@")
-	some m in regex.find_all_string_submatch_n(`(?i)\b[a-z0-9._%+-]+@((?:[a-z0-9-]+\.)+[a-z]{2,63})\b`, s, -1)
+	contains(args_text, "@")
+	some m in regex.find_all_string_submatch_n(`(?i)\b[a-z0-9._%+-]+@((?:[a-z0-9-]+\.)+[a-z]{2,63})\b`, args_text, -1)
 }
 
 fqdn_re := `(?i)(^|[^a-z0-9_./@-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9])`
@@ -57,13 +43,13 @@ destination_ok(h) if internal_host(h)
 
 # ---- URLs -----------------------------------------------------------------------
 
-deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q, a destination outside the allow-list (%s)", [tool, u.url, concat(", ", sort(allowed_domains))])} if {
+action_deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q, a destination outside the allow-list (%s)", [tool, u.url, concat(", ", sort(allowed_domains))])} if {
 	channel == "action"
 	some u in urls
 	not destination_ok(u.host)
 }
 
-deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q: not an allowed destination, and the agent never retrieved this URL%s", [tool, u.url, why])} if {
+read_deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q: not an allowed destination, and the agent never retrieved this URL%s", [tool, u.url, why])} if {
 	channel == "query"
 	some u in urls
 	not destination_ok(u.host)
@@ -87,13 +73,13 @@ payload(rest) if encoded_blob(rest)
 
 # ---- email addresses ---------------------------------------------------------------
 
-deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the address %q outside the allow-list (%s)", [tool, e.address, concat(", ", sort(allowed_domains))])} if {
+action_deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the address %q outside the allow-list (%s)", [tool, e.address, concat(", ", sort(allowed_domains))])} if {
 	channel == "action"
 	some e in emails
 	not destination_ok(e.domain)
 }
 
-deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the address %q, which is not allowed and never appeared in retrieved evidence", [tool, e.address])} if {
+read_deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the address %q, which is not allowed and never appeared in retrieved evidence", [tool, e.address])} if {
 	channel == "query"
 	some e in emails
 	not destination_ok(e.domain)
@@ -103,10 +89,10 @@ deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the add
 
 # ---- encoded payloads in action arguments -------------------------------------------
 
-deny contains {"id": "exfil.encoded", "reason": sprintf("%s argument carries an encoded blob (%d chars: %s...); encoded data has no place in an action's arguments", [tool, count(b), substring(b, 0, 24)])} if {
+action_deny contains {"id": "exfil.encoded", "reason": sprintf("%s argument carries an encoded blob (%d chars: %s...); encoded data has no place in an action's arguments", [tool, count(b), substring(b, 0, 24)])} if {
 	channel == "action"
-	some s in arg_strings
-	some b in blobs(s)
+	count(args_text) >= min([config.min_b64_blob, config.min_hex_blob])
+	some b in blobs(args_text)
 	b != object.get(args, "entity_id", null)
 	not b in seen_entity_ids
 }
@@ -130,13 +116,13 @@ encoded_blob(s) if count(blobs(s)) > 0
 
 # ---- DNS tunnelling: data packed into a long label --------------------------------------
 
-deny contains {"id": "exfil.dns_label", "reason": sprintf("%s argument names %q, whose long encoded label looks like data tunnelled through DNS", [tool, name])} if {
-	channel
-	some s in arg_strings
-	some m in regex.find_all_string_submatch_n(fqdn_re, s, -1)
+exfil_deny contains {"id": "exfil.dns_label", "reason": sprintf("%s argument names %q, whose long encoded label looks like data tunnelled through DNS", [tool, name])} if {
+	regex.match(`[A-Za-z0-9]{20}`, args_text) # cheap pre-check before the costly search
+	some m in regex.find_all_string_submatch_n(sprintf(`(?i)(^|[^a-z0-9.-])((?:[a-z0-9-]+\.)*[a-z0-9]{%d,}\.(?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*[a-z0-9])`, [config.min_dns_label]), args_text, -1)
 	name := lower(m[2])
 	some label in split(name, ".")
-	regex.match(sprintf(`^[a-z0-9]{%d,}$`, [config.min_dns_label]), label)
+	count(label) >= config.min_dns_label
+	regex.match(`^[a-z0-9]+$`, label)
 	regex.match(`[0-9]`, label)
 	not destination_ok(name)
 	not dns_seen(name)
@@ -151,7 +137,7 @@ dns_seen(name) if {
 
 net_client_re := `(?i)(^|[\s;|&(\x60$/])(curl|wget|nc|ncat|netcat|socat|scp|sftp|ftp|tftp|rsync|ssh|telnet|nslookup|dig|host|ping|openssl|invoke-webrequest|iwr|invoke-restmethod|irm|certutil|bitsadmin|start-bitstransfer)(\.exe)?(\s|$)|/dev/(tcp|udp)/`
 
-deny contains {"id": "exfil.network_command", "reason": sprintf("execute would contact %q, outside the allow-list and the estate: %q", [dest, cmd])} if {
+action_deny contains {"id": "exfil.network_command", "reason": sprintf("execute would contact %q, outside the allow-list and the estate: %q", [dest, cmd])} if {
 	tool == "execute"
 	cmd := str_arg("command")
 	regex.match(net_client_re, cmd)
@@ -159,7 +145,7 @@ deny contains {"id": "exfil.network_command", "reason": sprintf("execute would c
 	not destination_ok(dest)
 }
 
-deny contains {"id": "exfil.network_command", "reason": sprintf("execute runs a network client with a computed destination or payload (command substitution or variable): %q", [cmd])} if {
+action_deny contains {"id": "exfil.network_command", "reason": sprintf("execute runs a network client with a computed destination or payload (command substitution or variable): %q", [cmd])} if {
 	tool == "execute"
 	cmd := str_arg("command")
 	regex.match(net_client_re, cmd)

@@ -45,6 +45,14 @@ tool := input.tool
 
 args := object.get(input, "args", {})
 
+# The arguments as one JSON text: scanning it with one regular expression is far
+# cheaper than walking every string (keys and values alike are in it).
+args_json := json.marshal(args)
+
+body := object.get(args, "body", {})
+
+body_json := json.marshal(body)
+
 # The decision: rule ids sorted, reasons grouped by rule id.
 decision := {
 	"allow": count(deny) == 0,
@@ -53,6 +61,32 @@ decision := {
 }
 
 rule_ids := sort({v.id | some v in deny})
+
+# Violations are gathered per kind of call, so that a decision evaluates only the
+# rules that can apply to it (each rule costs time even when its first test fails).
+deny contains v if {
+	tool in read_tools
+	some v in read_deny
+}
+
+deny contains v if {
+	tool == "esql_query"
+	some v in esql_deny
+}
+
+deny contains v if {
+	tool in action_tools
+	some v in action_deny
+}
+
+deny contains v if {
+	tool != report_tool
+	some v in exfil_deny
+}
+
+deny contains v if {
+	some v in budget_deny
+}
 
 # A tool outside the scenario's allowed_tools (the simulator refuses these first;
 # the guard repeats the check so that a policy deployment stands on its own).

@@ -103,7 +103,7 @@ def _policy_rule_ids() -> set[str]:
     ids: set[str] = set()
     for f in POLICY_DIR.glob("*.rego"):
         if not f.name.endswith("_test.rego"):
-            ids.update(re.findall(r'deny contains \{"id": "([a-z0-9_.]+)"', f.read_text()))
+            ids.update(re.findall(r'\w*deny contains \{"id": "([a-z0-9_.]+)"', f.read_text()))
     return ids
 
 
