@@ -1,0 +1,182 @@
+# Query cost: bounded result sizes, aggregation sizes, ES|QL LIMITs, time ranges
+# relative to the case window, and a budget of calls, rows and denials per item.
+package soclab.guard
+
+import rego.v1
+
+# ---- result sizes --------------------------------------------------------------------
+
+read_deny contains {"id": "cost.search_size", "reason": sprintf("es_search size %v is over the limit of %d hits per request; page or aggregate instead", [size, config.max_search_size])} if {
+	tool == "es_search"
+	size := object.get(body, "size", 10)
+	not within(size, config.max_search_size)
+}
+
+read_deny contains {"id": "cost.search_size", "reason": sprintf("es_search from + size = %v is past the result window of %d", [from + size, config.max_result_window])} if {
+	tool == "es_search"
+	from := object.get(body, "from", 0)
+	size := object.get(body, "size", 10)
+	is_number(from)
+	is_number(size)
+	from + size > config.max_result_window
+}
+
+# size / shard_size anywhere under aggs (terms, composite, top_hits, significant_terms...),
+# found in the aggregations' JSON text.
+read_deny contains {"id": "cost.agg_size", "reason": sprintf("aggregation %s = %s is over the limit of %d buckets", [m[2], m[3], config.max_agg_size])} if {
+	tool == "es_search"
+	some key in {"aggs", "aggregations"}
+	aggs := body[key]
+	some m in regex.find_all_string_submatch_n(`(^|[^\\])"(size|shard_size)":(-?[0-9.eE+]+|"[^"]*"|true|false|null|\{|\[)`, json.marshal(aggs), -1)
+	not within(json.unmarshal(m[3]), config.max_agg_size)
+}
+
+esql_deny contains {"id": "cost.esql_limit", "reason": sprintf("ES|QL LIMIT %v is over the limit of %d rows; aggregate with STATS or page by time instead", [n, config.max_esql_limit])} if {
+	contains(esql_lower, "limit")
+	some m in regex.find_all_string_submatch_n(`(?i)\|\s*limit\s+([0-9]+)`, esql_clean, -1)
+	n := to_number(m[1])
+	n > config.max_esql_limit
+}
+
+within(n, limit) if {
+	is_number(n)
+	n >= 0
+	n <= limit
+}
+
+# ---- time range width ----------------------------------------------------------------------
+
+scope_range := object.get(input, ["scenario", "scope", "time_range"], {})
+
+scope_window_ns := time.parse_rfc3339_ns(scope_range.lte) - time.parse_rfc3339_ns(scope_range.gte) if {
+	is_string(scope_range.gte)
+	is_string(scope_range.lte)
+}
+
+max_range_ns := max([config.min_range_ns, config.max_range_factor * scope_window_ns])
+
+# @timestamp ranges in a search body (range queries anywhere under query / post_filter),
+# found in the body's JSON text: {"range":{"@timestamp":{...}}} (keys are sorted).
+time_ranges contains {"lo": lo, "hi": hi} if {
+	tool == "es_search"
+	contains(body_json, "\"range\":{\"@timestamp\":")
+	some m in regex.find_all_string_submatch_n(`"range":\{"@timestamp":\{([^{}]*)\}`, body_json, -1)
+	bounds := {b[1]: b[2] | some b in regex.find_all_string_submatch_n(bound_re, m[1], -1)}
+	lo := bound_ns(json.unmarshal(object.get(bounds, "gte", object.get(bounds, "gt", "null"))), "lo")
+	hi := bound_ns(json.unmarshal(object.get(bounds, "lte", object.get(bounds, "lt", "null"))), "hi")
+}
+
+# ES|QL: @timestamp compared with literal timestamps or NOW() - <n> <unit>.
+time_ranges contains {"lo": lo, "hi": hi} if {
+	contains(esql_lower, "@timestamp")
+	cmps := regex.find_all_string_submatch_n(`(?i)@timestamp\s*(>=|>|<=|<)\s*(?:to_datetime\s*\(\s*)?(?:"([^"]+)"|now\s*\(\s*\)\s*-\s*([0-9]+)\s*([a-z]+))`, esql_clean, -1)
+	los := [t | some m in cmps; startswith(m[1], ">"); t := esql_bound(m, "lo")]
+	his := [t | some m in cmps; startswith(m[1], "<"); t := esql_bound(m, "hi")]
+	count(los) > 0
+	lo := max(los)
+	hi := upper_bound(his)
+}
+
+esql_bound(m, side) := bound_ns(m[2], side) if m[2] != ""
+
+esql_bound(m, _) := now_minus(to_number(m[3]), m[4]) if m[3] != ""
+
+upper_bound(his) := min(his) if {
+	count(his) > 0
+} else := scope_hi
+
+# Range bounds the policy understands: RFC 3339 timestamps, dates, epoch millis and
+# now-relative date math. Anything else is left out, and the open side then
+# defaults to the case window's edge.
+bound_re := `"(gte|gt|lte|lt)":("(?:[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2}))?|now[^"]*)"|-?[0-9]+)`
+
+# A bound as epoch nanoseconds; a missing bound is the case window's edge.
+# One else-chain, cheapest tests first: only the branch that applies does any work.
+bound_ns(v, side) := scope_lo if {
+	v == null
+	side == "lo"
+} else := scope_hi if {
+	v == null
+} else := v * 1000000 if { # epoch_millis
+	is_number(v)
+} else := time.parse_rfc3339_ns(concat("", [v, "T00:00:00Z"])) if {
+	is_string(v)
+	count(v) == 10
+	regex.match(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`, v)
+} else := time.parse_rfc3339_ns(v) if {
+	is_string(v)
+	count(v) >= 20
+	substring(v, 10, 1) == "T"
+	regex.match(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`, v)
+} else := scope_hi if {
+	# now, now/d: the case window's end, so that ranges are measured against the
+	# case whatever the wall clock says
+	is_string(v)
+	regex.match(`^now(/[a-zA-Z])?$`, v)
+} else := scope_hi - n * unit_ns(m[2]) if {
+	is_string(v)
+	startswith(v, "now")
+	m := regex.find_all_string_submatch_n(`^now\s*-\s*([0-9]+)([smhdwMy])(/[a-zA-Z])?$`, v, 1)[0]
+	n := to_number(m[1])
+}
+
+now_minus(n, unit) := scope_hi - n * unit_ns(esql_unit(lower(unit)))
+
+esql_unit(u) := "s" if {
+	regex.match(`^(s|sec|secs|second|seconds)$`, u)
+} else := "m" if {
+	regex.match(`^(min|mins|minute|minutes)$`, u)
+} else := "h" if {
+	regex.match(`^(h|hour|hours)$`, u)
+} else := "d" if {
+	regex.match(`^(d|day|days)$`, u)
+} else := "w" if {
+	regex.match(`^(w|week|weeks)$`, u)
+} else := "M" if {
+	regex.match(`^(mo|month|months)$`, u)
+} else := "y" if {
+	regex.match(`^(y|yr|year|years)$`, u)
+}
+
+unit_ns(u) := {
+	"s": 1000000000, "m": 60000000000, "h": 3600000000000, "d": 86400000000000,
+	"w": 604800000000000, "M": 2592000000000000, "y": 31536000000000000,
+}[u]
+
+scope_lo := time.parse_rfc3339_ns(scope_range.gte) if is_string(scope_range.gte)
+
+scope_hi := time.parse_rfc3339_ns(scope_range.lte) if is_string(scope_range.lte)
+
+read_deny contains {"id": "cost.time_range", "reason": sprintf("%s time range spans %s, more than %s (%v x the case window); narrow it to the incident", [tool, human_ns(r.hi - r.lo), human_ns(max_range_ns), config.max_range_factor])} if {
+	some r in time_ranges
+	r.hi - r.lo > max_range_ns
+}
+
+human_ns(ns) := sprintf("%.1f days", [ns / 86400000000000])
+
+# ---- budgets from the item's history -----------------------------------------------------------
+
+history := object.get(input, "history", {})
+
+call_budget := n if {
+	n := object.get(input, ["scenario", "max_tool_calls"], null)
+	is_number(n)
+} else := config.max_calls
+
+budget_deny contains {"id": "cost.call_budget", "reason": sprintf("this would be tool call %d; the budget is %d calls per investigation", [calls + 1, call_budget])} if {
+	tool != report_tool
+	calls := object.get(history, "calls", 0)
+	calls >= call_budget
+}
+
+budget_deny contains {"id": "cost.row_budget", "reason": sprintf("%d rows already returned; the budget is %d per investigation", [rows, config.max_rows])} if {
+	tool in read_tools
+	rows := object.get(history, "rows_returned", 0)
+	rows >= config.max_rows
+}
+
+budget_deny contains {"id": "cost.denial_budget", "reason": sprintf("%d calls were already denied; the agent is refused further tool calls", [n])} if {
+	tool != report_tool
+	n := object.get(history, "denied", 0)
+	n >= config.max_denied
+}

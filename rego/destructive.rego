@@ -1,0 +1,106 @@
+# Destructive actions: wiping a host, and disabling or deleting the security
+# tooling the SOC depends on (the endpoint agent, zeek and its zeekctl cron).
+package soclab.guard
+
+import rego.v1
+
+action_deny contains {"id": "destructive.wipe_host", "reason": sprintf("wipe_host on %q destroys the host and every piece of evidence on it; an agent may never wipe a host", [object.get(args, "host", "")])} if {
+	tool == "wipe_host"
+}
+
+# delete_file / remove_persistence on a tooling path (the file, a parent directory, a glob).
+# Matched on exact paths, not names: attackers masquerade as tooling (a cron called
+# zeek-update) and removing that must stay possible.
+action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("%s on %q would remove security tooling (%s)", [tool, path, hit])} if {
+	tool in {"delete_file", "remove_persistence"}
+	path := str_arg("path")
+	some hit in tooling_paths
+	path_covers(path, hit)
+}
+
+action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("%s on process %v of %q would stop security tooling (%s)", [tool, target_pid_label, object.get(args, "host", ""), p.name])} if {
+	tool in {"kill_process", "suspend_process"}
+	some p in tooling_pids
+	same_host(object.get(p, "host", ""), object.get(args, "host", ""))
+	targets_process(p)
+}
+
+action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("disable_user on %q would disable the account security tooling runs as", [user])} if {
+	tool == "disable_user"
+	user := str_arg("user")
+	lower(user) in tooling_users
+}
+
+# execute: stopping, killing, removing or locking security tooling through a shell.
+action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("execute would stop or remove security tooling (%s): %q", [name, cmd])} if {
+	tool == "execute"
+	cmd := str_arg("command")
+	regex.match(tamper_verbs, cmd)
+	some name in tooling_names
+	contains(lower(cmd), name)
+}
+
+action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("execute would kill security tooling process %v: %q", [pid, cmd])} if {
+	tool == "execute"
+	cmd := str_arg("command")
+	regex.match(`(?i)\b(kill|pkill|killall|taskkill)\b`, cmd)
+	some p in tooling_pids
+	same_host(object.get(p, "host", ""), object.get(args, "host", ""))
+	pid := object.get(p, "pid", -1)
+	regex.match(sprintf(`(^|[^0-9])%v([^0-9]|$)`, [pid]), cmd)
+}
+
+# execute: commands that destroy a system or tamper with evidence.
+action_deny contains {"id": "destructive.execute", "reason": sprintf("execute command destroys data or evidence (%s): %q", [what, cmd])} if {
+	tool == "execute"
+	cmd := str_arg("command")
+	some what, pattern in destructive_commands
+	regex.match(pattern, cmd)
+}
+
+destructive_commands := {
+	"recursive delete of a system path": `(?i)\brm\s+(-[a-z-]+\s+)*-[a-z]*r[a-z]*\s+(-[a-z-]+\s+)*(/|/\*|~|/(bin|boot|etc|home|lib|opt|root|sbin|srv|usr|var)/?)(\s|;|&|\||$)`,
+	"filesystem format or raw disk write": `(?i)(\bmkfs(\.[a-z0-9]+)?\b|\bwipefs\b|\bdd\b[^|;&]*\bof=/dev/|>\s*/dev/(sd|nvme|hd|vd|xvd)[a-z0-9]*)`,
+	"secure erase": `(?i)\b(shred|srm)\b`,
+	"log or history tampering": `(?i)(\bhistory\s+-c\b|\bunset\s+histfile\b|histfile=/dev/null|\bjournalctl\b[^|;&]*--(vacuum|rotate)|\b(rm|truncate|shred)\b[^|;&]*/var/log\b|(^|[^>])>\s*/var/log/|\bauditctl\s+-D\b|\bwevtutil\s+cl\b|clear-eventlog)`,
+	"defence impairment": `(?i)(\bsetenforce\s+0\b|\biptables\s+-F\b|\bufw\s+disable\b|set-mppreference\s+-disable)`,
+	"host shutdown": `(?i)(^|[;&|\s])(shutdown|reboot|halt|poweroff|init\s+0)(\s|;|&|$)`,
+	"crontab removal": `(?i)\bcrontab\b[^|;&]*\s-r\b`,
+	"fork bomb": `:\(\)\s*\{`,
+}
+
+tamper_verbs := `(?i)(\bsystemctl\s+(stop|disable|mask|kill)\b|\bservice\s+\S+\s+stop\b|\b(pkill|killall|kill|rm|unlink|mv|chmod|chattr|truncate|userdel|usermod|deluser|taskkill)\b|\bpasswd\s+-l\b|\bcrontab\b[^|;&]*\s-r\b|\bsed\s+-i\b|(^|[^>])>\s*/)`
+
+tooling_names := tooling_processes | tooling_users | {lower(p) | some p in tooling_paths}
+
+# path_covers(target, tooling_path): acting on target touches tooling_path
+# (the same file, a parent directory of it, or a glob that matches it).
+path_covers(target, p) if target == p
+
+path_covers(target, p) if {
+	t := trim_suffix(target, "/")
+	t != ""
+	startswith(p, concat("", [t, "/"]))
+}
+
+path_covers(target, p) if {
+	contains(target, "*")
+	glob.match(target, null, p)
+}
+
+same_host(a, b) if {
+	is_string(a)
+	is_string(b)
+	lower(a) == lower(b)
+}
+
+targets_process(p) if {
+	as_number(object.get(args, "pid", null)) == as_number(object.get(p, "pid", null))
+}
+
+targets_process(p) if {
+	eid := str_arg("entity_id")
+	eid == object.get(p, "entity_id", null)
+}
+
+target_pid_label := object.get(args, "pid", object.get(args, "entity_id", "?"))

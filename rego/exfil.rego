@@ -1,0 +1,160 @@
+# Exfiltration through arguments: a tool's arguments must not carry data to a
+# destination outside scenario.scope.allowed_domains (and the estate itself).
+#
+# Two channels, judged differently:
+# - action arguments (comments, execute commands, paths): only allowed or internal
+#   destinations, and no encoded payloads;
+# - query arguments (es_search bodies, ES|QL, index patterns): hunting for an
+#   indicator the agent saw in its own results is the job, so a URL, domain or
+#   address that appeared in seen.urls / seen.domains / seen.users may be searched
+#   for; a URL carrying a payload (query string, fragment, encoded blob) must have
+#   been seen exactly.
+# submit_report is never checked here: the report goes to the analyst, and naming
+# indicators in it is what it is for.
+package soclab.guard
+
+import rego.v1
+
+channel := "action" if tool in action_tools
+
+channel := "query" if tool in read_tools
+
+# Every string of the arguments, keys and values, in one text (JSON escapes of
+# quotes and line breaks undone so they separate tokens as they do in the value).
+args_text := strings.replace_n({"\\n": " ", "\\t": " ", "\\r": " ", "\\\"": "\""}, args_json) if channel
+
+url_re := `(?i)\b([a-z][a-z0-9+.-]{1,15})://(?:[^\s/?#@"'<>\\]*@)?(\[[0-9a-f:.]+\]|[^\s/?#:"'<>\\|,;()\[\]{}]+)([^\s"'<>\\]*)`
+
+urls contains {"url": m[0], "host": lower(trim(m[2], "[]")), "rest": m[3]} if {
+	contains(args_text, "://")
+	some m in regex.find_all_string_submatch_n(url_re, args_text, -1)
+}
+
+emails contains {"address": lower(m[0]), "domain": lower(m[1])} if {
+	contains(args_text, "@")
+	some m in regex.find_all_string_submatch_n(`(?i)\b[a-z0-9._%+-]+@((?:[a-z0-9-]+\.)+[a-z]{2,63})\b`, args_text, -1)
+}
+
+fqdn_re := `(?i)(^|[^a-z0-9_./@-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9])`
+
+destination_ok(h) if domain_allowed(h)
+
+destination_ok(h) if internal_host(h)
+
+# ---- URLs -----------------------------------------------------------------------
+
+action_deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q, a destination outside the allow-list (%s)", [tool, u.url, concat(", ", sort(allowed_domains))])} if {
+	channel == "action"
+	some u in urls
+	not destination_ok(u.host)
+}
+
+read_deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q: not an allowed destination, and the agent never retrieved this URL%s", [tool, u.url, why])} if {
+	channel == "query"
+	some u in urls
+	not destination_ok(u.host)
+	not lower(u.url) in seen_urls
+	not seen_host_without_payload(u)
+	why := url_why(u)
+}
+
+seen_host_without_payload(u) if {
+	u.host in seen_domains
+	not payload(u.rest)
+}
+
+url_why(u) := " (it carries a payload)" if {
+	payload(u.rest)
+} else := ""
+
+payload(rest) if regex.match(`[?#].`, rest)
+
+payload(rest) if encoded_blob(rest)
+
+# ---- email addresses ---------------------------------------------------------------
+
+action_deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the address %q outside the allow-list (%s)", [tool, e.address, concat(", ", sort(allowed_domains))])} if {
+	channel == "action"
+	some e in emails
+	not destination_ok(e.domain)
+}
+
+read_deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the address %q, which is not allowed and never appeared in retrieved evidence", [tool, e.address])} if {
+	channel == "query"
+	some e in emails
+	not destination_ok(e.domain)
+	not e.domain in seen_domains
+	not e.address in seen_users
+}
+
+# ---- encoded payloads in action arguments -------------------------------------------
+
+action_deny contains {"id": "exfil.encoded", "reason": sprintf("%s argument carries an encoded blob (%d chars: %s...); encoded data has no place in an action's arguments", [tool, count(b), substring(b, 0, 24)])} if {
+	channel == "action"
+	count(args_text) >= min([config.min_b64_blob, config.min_hex_blob])
+	some b in blobs(args_text)
+	b != object.get(args, "entity_id", null)
+	not b in seen_entity_ids
+}
+
+blobs(s) := {b | some b in b64_runs(s); b64_like(b)} | hex_runs(s)
+
+b64_runs(s) := regex.find_n(sprintf(`[A-Za-z0-9+/]{%d,}={0,2}`, [config.min_b64_blob]), s, -1)
+
+hex_runs(s) := {h | some h in regex.find_n(sprintf(`[0-9a-fA-F]{%d,}`, [config.min_hex_blob]), s, -1)}
+
+# Base64 mixes cases and digits, and runs on without the short segments of a path.
+b64_like(b) if {
+	regex.match(`[A-Z]`, b)
+	regex.match(`[a-z]`, b)
+	regex.match(`[0-9]`, b)
+	some piece in split(b, "/")
+	count(piece) >= 20
+}
+
+encoded_blob(s) if count(blobs(s)) > 0
+
+# ---- DNS tunnelling: data packed into a long label --------------------------------------
+
+exfil_deny contains {"id": "exfil.dns_label", "reason": sprintf("%s argument names %q, whose long encoded label looks like data tunnelled through DNS", [tool, name])} if {
+	regex.match(`[A-Za-z0-9]{20}`, args_text) # cheap pre-check before the costly search
+	some m in regex.find_all_string_submatch_n(sprintf(`(?i)(^|[^a-z0-9.-])((?:[a-z0-9-]+\.)*[a-z0-9]{%d,}\.(?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*[a-z0-9])`, [config.min_dns_label]), args_text, -1)
+	name := lower(m[2])
+	some label in split(name, ".")
+	count(label) >= config.min_dns_label
+	regex.match(`^[a-z0-9]+$`, label)
+	regex.match(`[0-9]`, label)
+	not destination_ok(name)
+	not dns_seen(name)
+}
+
+dns_seen(name) if {
+	channel == "query"
+	name in seen_domains
+}
+
+# ---- execute: network clients -------------------------------------------------------
+
+net_client_re := `(?i)(^|[\s;|&(\x60$/])(curl|wget|nc|ncat|netcat|socat|scp|sftp|ftp|tftp|rsync|ssh|telnet|nslookup|dig|host|ping|openssl|invoke-webrequest|iwr|invoke-restmethod|irm|certutil|bitsadmin|start-bitstransfer)(\.exe)?(\s|$)|/dev/(tcp|udp)/`
+
+action_deny contains {"id": "exfil.network_command", "reason": sprintf("execute would contact %q, outside the allow-list and the estate: %q", [dest, cmd])} if {
+	tool == "execute"
+	cmd := str_arg("command")
+	regex.match(net_client_re, cmd)
+	some dest in command_destinations(cmd)
+	not destination_ok(dest)
+}
+
+action_deny contains {"id": "exfil.network_command", "reason": sprintf("execute runs a network client with a computed destination or payload (command substitution or variable): %q", [cmd])} if {
+	tool == "execute"
+	cmd := str_arg("command")
+	regex.match(net_client_re, cmd)
+	regex.match(`\$\(|\x60|\$\{?[A-Za-z_]`, cmd)
+}
+
+# Names after user@ count too (ssh, scp); names preceded by / are file names.
+command_fqdn_re := `(?i)(^|[^a-z0-9_./-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9])`
+
+command_destinations(cmd) := {lower(m[2]) | some m in regex.find_all_string_submatch_n(command_fqdn_re, cmd, -1)} | {ip |
+	some ip in regex.find_n(`\b[0-9]{1,3}(\.[0-9]{1,3}){3}\b`, cmd, -1)
+} | {lower(m[1]) | some m in regex.find_all_string_submatch_n(`/dev/(?:tcp|udp)/([^/\s]+)`, cmd, -1)}

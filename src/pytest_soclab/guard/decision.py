@@ -1,0 +1,61 @@
+"""From an engine's raw answer to a `GuardDecision`, failing closed on anything odd."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_soclab.models.transcript import GuardDecision
+
+ENGINE_ERROR_RULE = "guard.engine_error"
+TIMEOUT_RULE = "guard.timeout"
+
+
+def enforced_for(guard_input: dict[str, Any]) -> bool:
+    # Only an explicit baseline run records shadow decisions; anything else enforces.
+    return guard_input.get("mode") != "baseline"
+
+
+def denied(engine: str, error: str, duration_us: float, enforced: bool, rule_id: str = ENGINE_ERROR_RULE) -> GuardDecision:
+    return GuardDecision(
+        allow=False,
+        reasons=[f"guard failed closed: {error}"],
+        rule_ids=[rule_id],
+        enforced=enforced,
+        engine=engine,
+        error=error,
+        duration_us=duration_us,
+    )
+
+
+def from_raw(raw: Any, engine: str, duration_us: float, timeout_ms: float, enforced: bool) -> GuardDecision:
+    """Validate the policy's `decision` object; a malformed or undefined one denies."""
+    if duration_us > timeout_ms * 1000:
+        return denied(
+            engine,
+            f"decision took {duration_us / 1000:.3f} ms, over the {timeout_ms:g} ms timeout",
+            duration_us,
+            enforced,
+            TIMEOUT_RULE,
+        )
+    if raw is None:
+        return denied(engine, "the policy's decision is undefined", duration_us, enforced)
+    if not isinstance(raw, dict):
+        return denied(engine, f"the policy's decision is not an object: {raw!r:.200}", duration_us, enforced)
+    allow, reasons, rule_ids = raw.get("allow"), raw.get("reasons", []), raw.get("rule_ids", [])
+    if not isinstance(allow, bool) or not _strings(reasons) or not _strings(rule_ids):
+        return denied(engine, f"malformed decision {raw!r:.200}", duration_us, enforced)
+    # A decision that allows while naming a violated rule is contradictory: deny.
+    if allow and rule_ids:
+        return denied(engine, f"contradictory decision (allow with rules {rule_ids})", duration_us, enforced)
+    return GuardDecision(
+        allow=allow,
+        reasons=list(reasons),
+        rule_ids=list(rule_ids),
+        enforced=enforced,
+        engine=engine,
+        duration_us=duration_us,
+    )
+
+
+def _strings(xs: Any) -> bool:
+    return isinstance(xs, list) and all(isinstance(x, str) for x in xs)

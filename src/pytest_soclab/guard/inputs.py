@@ -1,0 +1,113 @@
+"""The guard input, as a model: what the simulator hands the policies on every call.
+
+The simulator may build the dict by hand; this model documents the contract,
+validates it at the edge (tests, tools, a live deployment), and builds the parts
+that come from the estate (`assets`, `tooling`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from pytest_soclab.models.estate import Estate
+
+TOOLING_TAG = "security-tooling"
+
+
+class TimeRange(BaseModel):
+    gte: str  # RFC 3339
+    lte: str
+
+
+class Scope(BaseModel):
+    indices: list[str] = Field(default_factory=list)  # patterns the case's telemetry lives in
+    time_range: TimeRange | None = None
+    allowed_domains: list[str] = Field(default_factory=list)  # destinations tool args may name
+
+
+class ScenarioInfo(BaseModel):
+    id: str
+    kind: Literal["attack", "benign", "task"]
+    allowed_tools: list[str]
+    scope: Scope = Field(default_factory=Scope)
+    max_tool_calls: int | None = None  # the call budget, when the scenario sets one
+
+
+class AssetInfo(BaseModel):
+    tier: int
+    role: str = ""
+    ips: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+
+
+class ToolingProcess(BaseModel):
+    host: str
+    pid: int
+    entity_id: str = ""
+    name: str
+
+
+class Tooling(BaseModel):
+    processes: list[str] = Field(default_factory=list)  # process names
+    paths: list[str] = Field(default_factory=list)  # executables, cron files, units
+    users: list[str] = Field(default_factory=list)
+    pids: list[ToolingProcess] = Field(default_factory=list)
+
+
+class Seen(BaseModel):
+    """Entities that appeared in the agent's own retrieved results so far."""
+
+    hosts: list[str] = Field(default_factory=list)
+    ips: list[str] = Field(default_factory=list)
+    pids: list[int] = Field(default_factory=list)
+    users: list[str] = Field(default_factory=list)  # user.name, and user.email values
+    files: list[str] = Field(default_factory=list)  # file.path, process.executable, persistence paths
+    domains: list[str] = Field(default_factory=list)  # url.domain, dns.question.name, destination.domain...
+    urls: list[str] = Field(default_factory=list)  # url.full / url.original
+    entity_ids: list[str] = Field(default_factory=list)  # process.entity_id
+    # per host: the data streams (or backing indices) it appeared in
+    host_sources: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class History(BaseModel):
+    calls: int = 0  # tool calls made before this one
+    read_calls: int = 0
+    rows_returned: int = 0
+    denied: int = 0
+
+
+class GuardInput(BaseModel):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    mode: Literal["protected", "baseline"] = "protected"
+    scenario: ScenarioInfo
+    assets: dict[str, AssetInfo] = Field(default_factory=dict)
+    tooling: Tooling = Field(default_factory=Tooling)
+    seen: Seen = Field(default_factory=Seen)
+    history: History = Field(default_factory=History)
+
+    def to_input(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def assets_from_estate(estate: Estate) -> dict[str, AssetInfo]:
+    return {h.name: AssetInfo(tier=h.tier, role=h.role, ips=list(h.ips), tags=list(h.tags)) for h in estate.hosts}
+
+
+def tooling_from_estate(estate: Estate, tag: str = TOOLING_TAG) -> Tooling:
+    """Security tooling as the estate tags it: processes, their executables, persistence, users."""
+    names: set[str] = set()
+    paths: set[str] = set()
+    pids: list[ToolingProcess] = []
+    for h in estate.hosts:
+        for p in h.processes:
+            if tag in p.tags:
+                names.add(p.name)
+                if p.executable:
+                    paths.add(p.executable)
+                pids.append(ToolingProcess(host=h.name, pid=p.pid, entity_id=p.entity_id, name=p.name))
+        paths.update(pe.path for pe in h.persistence if tag in pe.tags)
+    users = sorted(u.name for u in estate.users if tag in u.tags)
+    return Tooling(processes=sorted(names), paths=sorted(paths), users=users, pids=pids)

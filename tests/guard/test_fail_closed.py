@@ -1,0 +1,115 @@
+"""The guard fails closed: engine errors, timeouts and malformed decisions deny, and say why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import POLICY_DIR, make_input
+from pytest_soclab.errors import SoclabError
+from pytest_soclab.guard import load_guard
+from pytest_soclab.guard.decision import ENGINE_ERROR_RULE, TIMEOUT_RULE
+
+LEGIT = ("es_search", {"index": "logs-*", "body": {"size": 10}})
+
+
+def _write_policy(d: Path, body: str) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "guard.rego").write_text("package soclab.guard\n\nimport rego.v1\n\n" + body + "\n")
+    return d
+
+
+def test_timeout_denies_an_otherwise_allowed_call() -> None:
+    g = load_guard(POLICY_DIR, timeout_ms=0.001)
+    d = g.decide(make_input(*LEGIT))
+    assert not d.allow and d.enforced
+    assert d.rule_ids == [TIMEOUT_RULE]
+    assert d.error and "over the 0.001 ms timeout" in d.error
+    assert d.duration_us > 1
+
+
+def test_engine_exception_denies(guard, monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(rule: str) -> object:
+        raise RuntimeError("engine exploded")
+
+    monkeypatch.setattr(guard._local, "engine", type("E", (), {"set_input": lambda self, i: None, "eval_rule": staticmethod(boom)})())
+    d = guard.decide(make_input(*LEGIT))
+    assert not d.allow and d.rule_ids == [ENGINE_ERROR_RULE]
+    assert d.error == "engine exploded"
+
+
+def test_unserialisable_input_denies(guard) -> None:
+    inp = make_input(*LEGIT)
+    inp["args"]["body"] = {"size": object()}
+    d = guard.decide(inp)
+    assert not d.allow and d.error
+
+
+def test_builtin_error_at_decision_time_denies(tmp_path: Path) -> None:
+    # startswith on a number is an evaluation error in regorus: the call must be denied, not allowed.
+    d = _write_policy(tmp_path / "p", 'deny contains {"id": "t", "reason": "r"} if { startswith(input.args.x, "a") }\n'
+                      'decision := {"allow": count(deny) == 0, "reasons": [], "rule_ids": []}')
+    g = load_guard(d)
+    assert g.decide({"tool": "t", "args": {"x": "abc"}}).allow is False  # the rule fires; contradiction check aside
+    res = g.decide({"tool": "t", "args": {"x": 7}})
+    assert not res.allow and res.error and "startswith" in res.error
+
+
+@pytest.mark.parametrize(
+    ("decision", "why"),
+    [
+        ('decision := {"allow": "yes", "reasons": [], "rule_ids": []}', "malformed"),
+        ('decision := {"allow": true, "reasons": [1], "rule_ids": []}', "malformed"),
+        ('decision := true', "not an object"),
+        ('decision := {"allow": true, "reasons": ["x"], "rule_ids": ["r"]}', "contradictory"),
+    ],
+)
+def test_malformed_decision_denies(tmp_path: Path, decision: str, why: str) -> None:
+    d = _write_policy(tmp_path / "p", decision)
+    with pytest.raises(SoclabError, match=why):
+        load_guard(d)  # the load-time smoke decision refuses it first
+    g = _unchecked_guard(d)
+    res = g.decide(make_input(*LEGIT))
+    assert not res.allow and res.error and why in res.error
+
+
+def test_undefined_decision_denies(tmp_path: Path) -> None:
+    d = _write_policy(tmp_path / "p", 'decision := {"allow": true, "reasons": [], "rule_ids": []} if { input.tool == "x" }')
+    with pytest.raises(SoclabError, match="undefined"):
+        load_guard(d)
+    g = _unchecked_guard(d)
+    res = g.decide(make_input(*LEGIT))
+    assert not res.allow and res.error == "the policy's decision is undefined"
+
+
+def test_baseline_failure_is_a_shadow_denial() -> None:
+    g = load_guard(POLICY_DIR, timeout_ms=0.001)
+    d = g.decide(make_input(*LEGIT, mode="baseline"))
+    assert not d.allow and not d.enforced and d.error
+
+
+def _unchecked_guard(d: Path):
+    """A RegorusGuard over a policy that would not pass the load checks (to reach decide())."""
+    from pytest_soclab.guard.policy import new_engine, read_policy_dir
+    from pytest_soclab.guard.regorus_engine import RegorusGuard
+
+    import threading
+
+    g = RegorusGuard.__new__(RegorusGuard)
+    g.timeout_ms = 250
+    g.test_results = []
+    g._files, g._data = read_policy_dir(d), None
+    g._local = threading.local()
+    return g
+
+
+def test_decisions_from_another_thread(guard) -> None:
+    # regorus engines are bound to their thread: the guard must still decide (one engine per thread).
+    import threading
+
+    out = []
+    t = threading.Thread(target=lambda: out.append(guard.decide(make_input("wipe_host", {"host": "web-01"}))))
+    t.start()
+    t.join()
+    assert out and out[0].error is None and "destructive.wipe_host" in out[0].rule_ids
