@@ -190,7 +190,10 @@ def derive(cp: Checkpoint, cat: Catalog, known_hosts: Iterable[str] = ()) -> Der
         # Context ties are looser: with terms already named, ask for two shared words.
         return len(words & t.context) >= (2 if named else 1)
 
-    overlap = [t for t in cat.terms if t not in named and t.kind != "technique" and related(t)]
+    # An evidence checkpoint that names its evidence asks for that; correlation and conclusion
+    # checkpoints that name one term usually mean the chain around it too.
+    overlap = [] if named and cp.dim == "evidence_recall" else [
+        t for t in cat.terms if t not in named and t.kind != "technique" and related(t)]
     kinds = {kind for rx, kind in _KIND_RULES if rx.search(check)}
     terms: list[Term] = named + overlap
     how = "named in the checkpoint" if named else "matched by the checkpoint's words" if overlap else ""

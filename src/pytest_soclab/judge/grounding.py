@@ -224,8 +224,7 @@ class Retrieved:
             docs = docs_of_call(c)
             if not docs:
                 continue
-            args = json.dumps(c.args, sort_keys=True, default=str).lower()
-            args = _LITERAL_GLUE.sub("", args)
+            args = _LITERAL_GLUE.sub("", "\n".join(v for vs in flatten(c.args).values() for v in vs).lower())
             self._calls.append(
                 _CallText(c.seq, c.tool, computes(c), args, docs, "\n".join(d.text for d in docs))
             )
@@ -266,6 +265,31 @@ class Retrieved:
 
     def grounded(self, term: str) -> bool:
         return bool(self.grounded_in(term))
+
+    def linked(self, term: str, others: Iterable[str]) -> bool:
+        """Grounded in a document that also ties it to another answer-key entity.
+
+        A host in a list of every host, or an IP in a table of all connections, says nothing about the
+        attack: the document (or the query that filtered it) must hold one of `others` as well, as the
+        process event of /tmp/.sysupdate holds host.name web-01, or the rows of
+        `WHERE destination.ip == "10.10.1.15"` hold the attacker's source.ip. With no other entity to tie
+        to, plain grounding is enough.
+        """
+        seqs = set(self.grounded_in(term))
+        if not seqs:
+            return False
+        pats = [term_pattern(o) for o in others
+                if o.strip() and not contains(o, term) and not contains(term, o)]
+        if not pats:
+            return True
+        tp = term_pattern(term)
+        for c in self._calls:
+            if c.seq not in seqs:
+                continue
+            for d in c.docs:
+                if tp.search(d.text) and any(p.search(d.text) or p.search(c.args_text) for p in pats):
+                    return True
+        return False
 
     def evidence(self, source: str, must_find: str) -> list[Doc]:
         """Retrieved documents of `source` that contain `must_find` (grounded, as above)."""
@@ -316,4 +340,4 @@ _QUOTE_STRIP = re.compile(r"[\"'{}\[\],`]")
 
 
 def _quote_norm(s: str) -> str:
-    return " ".join(_QUOTE_STRIP.sub(" ", s.lower()).split())
+    return " ".join(_QUOTE_STRIP.sub(" ", s.lower()).split()).replace(" :", ":")

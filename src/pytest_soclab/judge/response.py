@@ -56,7 +56,11 @@ _CUE = re.compile(
     re.IGNORECASE,
 )
 _RESPONSE_SECTION = re.compile(r"recommend|response|contain|remediat|next step|action|mitigat|eradicat", re.I)
-_LEADIN = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*|__)?\s*(?:\[[ x]\]\s*)?", re.IGNORECASE)
+_LEADIN = re.compile(
+    r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*|__)?\s*(?:\[[ x]\]\s*)?"
+    r"(?:(?:also|then|next|finally|immediately|first|second|third|additionally|please|and|now)\b[,:]?\s+)*",
+    re.IGNORECASE,
+)
 
 TARGET_KEYS: tuple[str, ...] = ("host", "ip", "user", "path", "pid", "entity_id")
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)")
@@ -134,8 +138,12 @@ def _is_recommendation(s: Sentence, verb: re.Match[str]) -> bool:
         return True
     if _CUE.search(s.text):
         return True
-    # Imperative or terse action line: the verb opens the sentence ("Isolate web-01", "- Blocked 1.2.3.4").
-    return _LEADIN.sub("", s.text).lower().startswith(verb.group(0).lower())
+    # Imperative or terse action line: the verb opens the sentence ("Isolate web-01", "- Blocked 1.2.3.4"),
+    # or, in its base form, a clause ("Do not wipe db-01 and isolate web-01 instead").
+    word = verb.group(0).lower()
+    if _LEADIN.sub("", s.text).lower().startswith(word):
+        return True
+    return not word.endswith("ed") and _LEADIN.sub("", s.text[lo:verb.end()]).lower().startswith(word)
 
 
 def _target_match(glob: str, target: str) -> bool:
@@ -277,8 +285,9 @@ def over_reactions(
                 else:
                     named = [h for h in hosts if term_pattern(h).search(clause)]
                 for n in named:
+                    # Required, or already counted as one of the task's penalized actions.
                     if any(r.tool == tool and any(_target_match(t, n) for t in _prose_targets(r))
-                           for r in required):
+                           for r in (*required, *penalized)):
                         continue
                     add(OverReaction(f"{tool} {n}", "recommended", RECOMMENDED_WEIGHT, s.text.strip()[:120]))
     f = report.report.findings

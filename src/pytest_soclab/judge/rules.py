@@ -122,6 +122,7 @@ class Context:
     required: list[ActionRef]
     penalized: list[ActionRef]
     over: list[OverReaction]
+    link_to: list[str]  # answer-key entities a grounded term must co-occur with (Retrieved.linked)
 
 
 def supporting_retrieval(task: Task, retrieved: Retrieved, cat: Catalog | None = None) -> tuple[bool, str]:
@@ -160,7 +161,7 @@ def build_context(task: Task, report: AgentReport, calls: Sequence[ToolCall]) ->
     return Context(
         task=task, report=report, calls=calls, rt=rt, retrieved=retrieved, cat=cat, known=known,
         support=support, support_note=note, precision=precision(rt, retrieved, cat, known),
-        required=required, penalized=penalized, over=over,
+        required=required, penalized=penalized, over=over, link_to=truth_entities,
     )
 
 
@@ -202,7 +203,7 @@ def term_credit(term: Term, dim: str, ctx: Context) -> tuple[float, str]:
         grounded = bool(ctx.retrieved.evidence(term.source, v))
         where = f" from {term.source}"
     else:
-        grounded = ctx.retrieved.grounded(v)
+        grounded = ctx.retrieved.linked(v, ctx.link_to)
         where = ""
     if ctx.rt.mentions(v):
         reported = 1.0
@@ -213,6 +214,8 @@ def term_credit(term: Term, dim: str, ctx: Context) -> tuple[float, str]:
     if not reported:
         return 0.0, f"{v}: " + (f"retrieved{where} but not reported" if grounded else "not found")
     if not grounded:
+        if ctx.retrieved.grounded(v) and not where:
+            return 0.0, f"{v}: reported, but retrieved only where nothing ties it to the attack"
         return 0.0, f"{v}: reported but never in the agent's retrieved results{where}"
     return reported, "" if reported == 1 else f"{v}: paraphrased"
 
