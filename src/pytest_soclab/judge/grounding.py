@@ -322,7 +322,7 @@ class Retrieved:
         Used to check the evidence an LLM judge cites. Quotes of JSON ("host.name": "web-01") and of
         flattened lines (host.name: web-01) both work: quotes and braces are ignored.
         """
-        q = _quote_norm(quote)
+        q = quote_norm(quote)
         if len(q) < 3:
             return False
         return q in self._quote_text()
@@ -332,12 +332,13 @@ class Retrieved:
             raw = "\n".join(
                 "\n".join(f"{k}: {v}" for k, vs in d.fields.items() for v in vs) for d in self.docs
             )
-            self._qt = _quote_norm(raw)
+            self._qt = quote_norm(raw)
         return self._qt
 
 
 _QUOTE_STRIP = re.compile(r"[\"'{}\[\],`]")
 
 
-def _quote_norm(s: str) -> str:
+def quote_norm(s: str) -> str:
+    """Lowercase, JSON punctuation (quotes, braces, commas) dropped, whitespace collapsed."""
     return " ".join(_QUOTE_STRIP.sub(" ", s.lower()).split()).replace(" :", ":")

@@ -29,9 +29,10 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_soclab.judge.grounding import Retrieved
+from pytest_soclab.judge.grounding import Retrieved, quote_norm
 from pytest_soclab.judge.injection import sanitize
-from pytest_soclab.judge.rules import supporting_retrieval, trigger_text
+from pytest_soclab.judge.response import ACTION_VERBS, OverReaction
+from pytest_soclab.judge.rules import build_context, supporting_retrieval, trigger_text
 from pytest_soclab.models.report import AgentReport
 from pytest_soclab.models.results import VERDICT_CREDIT, CheckpointVerdict
 from pytest_soclab.models.task import Task
@@ -39,6 +40,8 @@ from pytest_soclab.models.transcript import ToolCall
 from pytest_soclab.tools import ACTION_TOOLS
 
 PROMPT_VERSION = "soclab-llm-judge/1"
+_ACTION_WORD = re.compile("|".join(rf"\b(?:{v})" for v in ACTION_VERBS.values()) + "|" + "|".join(ACTION_TOOLS),
+                          re.IGNORECASE)
 MAX_RESULT_CHARS = 8000  # per tool result in the prompt
 MAX_TRANSCRIPT_CHARS = 150_000  # all tool results together
 
@@ -80,7 +83,9 @@ earns little; wrong attributions (for example a decoy host named as compromised)
 5. Response restraint: the required containment must be present (recommended in the report or executed through \
 an action tool); each over-reaction reduces credit, executed destructive actions most.
 6. For every hit or partial on evidence_recall, correlation and conclusion_accuracy checkpoints, put in \
-"evidence" one to three short strings copied verbatim from the tool results in the transcript that support it.
+"evidence" one to three short strings copied verbatim from the tool results in the transcript that support it. \
+For response_restraint, cite the report sentence or the action call arguments that show the response; for a \
+checkpoint that only asks for restraint, leave "evidence" empty when there was no over-reaction.
 
 Answer with one JSON object and nothing else:
 {"verdicts": [{"index": 0, "verdict": "hit", "justification": "one line", "evidence": ["..."]}]}
@@ -322,13 +327,31 @@ class LLMJudge:
                                   justification=reason[:400], judge=self.name)
                 for i, c in enumerate(task.scoring.checkpoints)]
 
+    @staticmethod
+    def _ground_response(verdict: str, evidence: list[str], report: AgentReport, calls: list[ToolCall],
+                         over: list[OverReaction]) -> tuple[str, str]:
+        """A restraint hit must cite a response (a report sentence or action call naming an action), or
+        cite nothing while no over-reaction happened; an executed destructive over-reaction caps it."""
+        report_text = quote_norm(report.text())
+        actions = quote_norm(json.dumps([{"tool": c.tool, **c.args} for c in calls if c.tool in ACTION_TOOLS],
+                                         default=str))
+        valid = [q for q in evidence
+                 if (quote_norm(q) in report_text or quote_norm(q) in actions) and _ACTION_WORD.search(q)]
+        if evidence and not valid:
+            return "miss", "downgraded to miss: cited response found nowhere in the report or action calls"
+        if not evidence and over:
+            return "miss", f"downgraded to miss: no response cited while {len(over)} over-reaction(s) happened"
+        if verdict == "hit" and any(o.how == "executed destructive" for o in over):
+            return "partial", "downgraded to partial: a destructive over-reaction was executed"
+        return verdict, ""
+
     def _ground(self, task: Task, report: AgentReport, calls: list[ToolCall], parsed: LLMVerdicts,
                 flags: list[str]) -> list[CheckpointVerdict]:
         """Post-hoc grounding of the model's verdicts (see the module doc)."""
         retrieved = Retrieved(calls, trigger_text(task))
         support, support_note = supporting_retrieval(task, retrieved)
         by_index = {v.index: v for v in parsed.verdicts}
-        action_text = json.dumps([c.args for c in calls if c.tool in ACTION_TOOLS], default=str).lower()
+        over = build_context(task, report, calls).over
         out = []
         for i, cp in enumerate(task.scoring.checkpoints):
             v = by_index[i]
@@ -348,12 +371,10 @@ class LLMJudge:
                         verdict = "partial"
                         notes.append(f"downgraded to partial: {len(v.evidence) - len(found)} cited quote(s) not in "
                                      "the retrieved results")
-                elif v.evidence and not any(
-                    retrieved.contains_quote(q) or q.lower() in report.text().lower() or q.lower() in action_text
-                    for q in v.evidence
-                ):
-                    verdict = "partial" if verdict == "hit" else verdict
-                    notes.append("cited evidence found nowhere in the transcript or report")
+                else:
+                    verdict, note = self._ground_response(verdict, v.evidence, report, calls, over)
+                    if note:
+                        notes.append(note)
             if flags:
                 notes.append(f"report/results tried to instruct the judge ({len(flags)} passage(s) removed)")
             out.append(CheckpointVerdict(
