@@ -310,3 +310,11 @@ def test_seed_task_without_key_evidence_uses_entities_for_support() -> None:
     c = Calls()
     c.list_indices()
     assert total_points(judge(THOROUGH_MD, c.calls, t)) == 0
+
+
+def test_paraphrased_key_evidence_gets_half() -> None:
+    md = THOROUGH_MD.replace("(Accepted password for deploy from 10.10.1.15)",
+                             "(sshd: password accepted for deploy, coming from 10.10.1.15)")
+    v = by_index(judge(md, thorough_calls()))[3]
+    # web-01, app-02 in full, the auth line paraphrased (every token named): (1 + 1 + 0.5) / 3
+    assert v.awarded == pytest.approx(7 * 2.5 / 3, abs=1e-3) and "paraphrased" in v.justification

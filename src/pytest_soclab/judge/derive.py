@@ -184,19 +184,24 @@ def derive(cp: Checkpoint, cat: Catalog, known_hosts: Iterable[str] = ()) -> Der
         rest = term_pattern(t.value).sub(" ", rest)
     words = content_words(rest)
 
+    evidence_named = bool(named) and cp.dim == "evidence_recall"
+
     def related(t: Term) -> bool:
-        if words & content_words(re.sub(r"[/.\\_-]", " ", t.value)):
+        shared = words & content_words(re.sub(r"[/.\\_-]", " ", t.value))
+        if evidence_named:
+            # An evidence checkpoint that names its evidence asks for that, and for what it quotes
+            # ("the accepted password login for deploy" -> "Accepted password for deploy from ...").
+            return len(shared) >= 2
+        if shared:
             return True
         # Context ties are looser: with terms already named, ask for two shared words.
         return len(words & t.context) >= (2 if named else 1)
 
-    # An evidence checkpoint that names its evidence asks for that; correlation and conclusion
-    # checkpoints that name one term usually mean the chain around it too.
-    overlap = [] if named and cp.dim == "evidence_recall" else [
-        t for t in cat.terms if t not in named and t.kind != "technique" and related(t)]
+    overlap = [t for t in cat.terms if t not in named and t.kind != "technique" and related(t)]
     kinds = {kind for rx, kind in _KIND_RULES if rx.search(check)}
     terms: list[Term] = named + overlap
-    how = "named in the checkpoint" if named else "matched by the checkpoint's words" if overlap else ""
+    how = ("named in or tied to the checkpoint" if named and overlap else "named in the checkpoint" if named
+           else "tied to the checkpoint's words" if overlap else "")
     if not named:
         for kind in sorted(kinds, key=lambda k: _PRIORITY[k]):
             if kind == "artifact":

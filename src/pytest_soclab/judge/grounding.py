@@ -64,9 +64,21 @@ def term_pattern(term: str) -> re.Pattern[str]:
     return re.compile(lead + body + tail, re.IGNORECASE)
 
 
+def _anchor(term: str) -> str:
+    """The longest whitespace-free piece of a term, lowercased: a cheap substring test that must pass
+    before the regex is worth running."""
+    return max(term.lower().split(), key=len, default="")
+
+
 def contains(text: str, term: str) -> bool:
     """Whether `text` contains `term` as a whole token sequence (see term_pattern)."""
-    return bool(term.strip()) and term_pattern(term).search(text) is not None
+    if not term.strip():
+        return False
+    return _anchor(term) in text.lower() and term_pattern(term).search(text) is not None
+
+
+def _found(pat: re.Pattern[str], anchor: str, lowered_text: str) -> bool:
+    return anchor in lowered_text and pat.search(lowered_text) is not None
 
 
 def _flatten(value: Any, prefix: str, out: dict[str, list[str]]) -> None:
@@ -77,7 +89,18 @@ def _flatten(value: Any, prefix: str, out: dict[str, list[str]]) -> None:
         for v in value:
             _flatten(v, prefix, out)
     elif value is not None:
-        out.setdefault(prefix, []).append(value if isinstance(value, str) else json.dumps(value))
+        out.setdefault(prefix, []).append(_scalar_text(value))
+
+
+def _scalar_text(value: Any) -> str:
+    # As JSON writes it (true, 1.5), without json.dumps' cost on the hot path.
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(value, default=str)
 
 
 def flatten(value: Any) -> dict[str, list[str]]:
@@ -130,7 +153,12 @@ def _esql_docs(seq: int, args: dict[str, Any], result: dict[str, Any]) -> list[D
     for row in rows:
         fields: dict[str, list[str]] = {}
         for name, v in zip(cols, row):
-            _flatten(v, name, fields)
+            if v is None:
+                continue
+            if isinstance(v, (dict, list)):
+                _flatten(v, name, fields)
+            else:
+                fields[name] = [_scalar_text(v)]  # the common case, kept cheap (rows come by thousands)
         index = (fields.get("_index") or [None])[0]
         id_ = (fields.get("_id") or [None])[0]
         docs.append(_doc(seq, "esql_query", patterns, fields, index, id_))
@@ -231,6 +259,7 @@ class Retrieved:
         self._known = known.lower()
         self._cache: dict[str, list[int]] = {}
         self._qt: str | None = None
+        self._hosts: set[str] | None = None
 
     @property
     def docs(self) -> list[Doc]:
@@ -252,10 +281,11 @@ class Retrieved:
         if key in self._cache:
             return self._cache[key]
         pat = term_pattern(key)
+        anchor = _anchor(key)
         known = bool(pat.search(self._known))
         seqs: list[int] = []
         for c in self._calls:
-            if not pat.search(c.text):
+            if not _found(pat, anchor, c.text):
                 continue
             if not c.computes or known or key not in c.args_text:
                 seqs.append(c.seq)
@@ -278,16 +308,16 @@ class Retrieved:
         seqs = set(self.grounded_in(term))
         if not seqs:
             return False
-        pats = [term_pattern(o) for o in others
+        pats = [(term_pattern(o), _anchor(o)) for o in others
                 if o.strip() and not contains(o, term) and not contains(term, o)]
         if not pats:
             return True
-        tp = term_pattern(term)
+        tp, ta = term_pattern(term), _anchor(term)
         for c in self._calls:
             if c.seq not in seqs:
                 continue
             for d in c.docs:
-                if tp.search(d.text) and any(p.search(d.text) or p.search(c.args_text) for p in pats):
+                if _found(tp, ta, d.text) and any(_found(p, a, d.text) or _found(p, a, c.args_text) for p, a in pats):
                     return True
         return False
 
@@ -296,16 +326,18 @@ class Retrieved:
         seqs = set(self.grounded_in(must_find))
         if not seqs:
             return []
-        pat = term_pattern(must_find)
+        pat, anchor = term_pattern(must_find), _anchor(must_find)
         return [d for c in self._calls if c.seq in seqs for d in c.docs
-                if pat.search(d.text) and source_matches(source, d)]
+                if _found(pat, anchor, d.text) and source_matches(source, d)]
 
     def field_values(self, *names: str) -> set[str]:
         return {v for d in self.docs for v in d.values(*names)}
 
     def hosts(self) -> set[str]:
         """Host names seen in retrieved documents."""
-        return {h for h in self.field_values(*HOST_FIELDS) if h and not h.startswith(("{", "["))}
+        if self._hosts is None:
+            self._hosts = {h for h in self.field_values(*HOST_FIELDS) if h and not h.startswith(("{", "["))}
+        return set(self._hosts)
 
     def host_ips(self, hosts: Iterable[str]) -> set[str]:
         """The host.ip values of documents about the given hosts."""

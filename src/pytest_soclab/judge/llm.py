@@ -29,10 +29,10 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_soclab.judge.grounding import Retrieved, quote_norm
+from pytest_soclab.judge.grounding import quote_norm
 from pytest_soclab.judge.injection import sanitize
 from pytest_soclab.judge.response import ACTION_VERBS, OverReaction
-from pytest_soclab.judge.rules import build_context, supporting_retrieval, trigger_text
+from pytest_soclab.judge.rules import build_context
 from pytest_soclab.models.report import AgentReport
 from pytest_soclab.models.results import VERDICT_CREDIT, CheckpointVerdict
 from pytest_soclab.models.task import Task
@@ -116,14 +116,16 @@ def transcript_for_prompt(calls: list[ToolCall], sanitize_results: bool = True) 
             entry["guard"] = {"allow": c.decision.allow, "enforced": c.decision.enforced,
                               "reasons": c.decision.reasons}
         if c.ok:
-            value: Any = c.result
+            # Bound first: only what the judge will read needs sanitizing.
+            value, _ = _bounded(c.result, min(MAX_RESULT_CHARS, max(budget, 200)))
             if sanitize_results:
-                text, found = sanitize(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+                raw = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True,
+                                                                      default=str)
+                text, found = sanitize(raw)
                 if found:
                     flags += [f"seq {c.seq}: {f}" for f in found]
                     value = text
-            value, _ = _bounded(value, min(MAX_RESULT_CHARS, max(budget, 200)))
-            budget -= len(json.dumps(value, default=str))
+            budget -= len(value) if isinstance(value, str) else len(json.dumps(value, default=str))
             entry["result"] = value
         else:
             entry["error"] = c.error
@@ -194,17 +196,22 @@ def parse_verdicts(text: str, n: int) -> LLMVerdicts:
     return parsed
 
 
+def _canon(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":")).encode("utf-8")
+
+
 def cache_key(model_name: str, task: Task, report: AgentReport, calls: list[ToolCall]) -> str:
-    payload = {
-        "prompt": PROMPT_VERSION,
-        "system": hashlib.sha256(SYSTEM_PROMPT.encode()).hexdigest(),
-        "model": model_name,
-        "task": task.model_dump(mode="json"),
-        "transcript": [c.model_dump(mode="json") for c in sorted(calls, key=lambda c: c.seq)],
-        "report": report.model_dump(mode="json"),
-    }
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    """sha256 over the prompt version and text, the model, the task, every tool call and the report."""
+    h = hashlib.sha256()
+    for part in (PROMPT_VERSION, SYSTEM_PROMPT, model_name):
+        h.update(_canon(part))
+    h.update(_canon(task.model_dump(mode="json")))
+    for c in sorted(calls, key=lambda c: c.seq):
+        # The call fields one by one (a pydantic dump would copy every result first).
+        h.update(_canon([c.seq, c.tool, c.args, c.ok, c.error, c.result,
+                         c.decision.model_dump(mode="json") if c.decision else None]))
+    h.update(_canon(report.model_dump(mode="json")))
+    return h.hexdigest()
 
 
 class VerdictCache:
@@ -348,10 +355,9 @@ class LLMJudge:
     def _ground(self, task: Task, report: AgentReport, calls: list[ToolCall], parsed: LLMVerdicts,
                 flags: list[str]) -> list[CheckpointVerdict]:
         """Post-hoc grounding of the model's verdicts (see the module doc)."""
-        retrieved = Retrieved(calls, trigger_text(task))
-        support, support_note = supporting_retrieval(task, retrieved)
+        ctx = build_context(task, report, calls)
+        retrieved, support, support_note, over = ctx.retrieved, ctx.support, ctx.support_note, ctx.over
         by_index = {v.index: v for v in parsed.verdicts}
-        over = build_context(task, report, calls).over
         out = []
         for i, cp in enumerate(task.scoring.checkpoints):
             v = by_index[i]
