@@ -20,3 +20,16 @@ class Judge(Protocol):
     name: str
 
     def judge(self, task: Task, report: AgentReport, calls: list[ToolCall]) -> list[CheckpointVerdict]: ...
+
+
+def total_points(verdicts: list[CheckpointVerdict]) -> float:
+    """The task score on 0..100: the points awarded over all checkpoints."""
+    return round(sum(v.awarded for v in verdicts), 4)
+
+
+def dimension_points(verdicts: list[CheckpointVerdict]) -> dict[str, float]:
+    """Points awarded per dimension (for ItemResult.dimensions)."""
+    out: dict[str, float] = {}
+    for v in verdicts:
+        out[v.dim] = round(out.get(v.dim, 0.0) + v.awarded, 4)
+    return out

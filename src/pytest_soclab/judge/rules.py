@@ -1,0 +1,394 @@
+"""The rules judge: deterministic, grounded checkpoint verdicts (docs/judging.md explains the rules).
+
+Per checkpoint:
+- the expected items come from its `expect`, or are derived from the answer key (judge/derive.py);
+- an item counts when the report names it (outside sentences that clear it) AND the agent's own tool
+  results contained it (judge/grounding.py); for evidence_recall, key evidence must come back from its
+  data stream; techniques and other abstract claims need the investigation to have retrieved
+  supporting evidence at all;
+- evidence, correlation and conclusion points are multiplied by the report's precision factor (how
+  much it names outside the answer: keyword stuffing and pasted results collapse it), and each decoy
+  named as implicated subtracts;
+- response_restraint: the required containment present (recommended or attempted), minus each
+  over-reaction (recommended 25 %, attempted 25 %, executed 50 %, executed destructive 100 % of the
+  checkpoint's points);
+- awarded points never drop below 0; hit = all points, miss = none, partial otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pytest_soclab.judge.derive import Catalog, Term, catalog, derive, extract_artifacts
+from pytest_soclab.judge.grounding import Retrieved, contains, term_pattern
+from pytest_soclab.judge.report_text import ReportText
+from pytest_soclab.judge.response import (
+    ACTION_VERBS,
+    OverReaction,
+    executions,
+    over_reactions,
+    recommendation,
+    refs_from_prose,
+)
+from pytest_soclab.models.common import ActionRef
+from pytest_soclab.models.report import AgentReport
+from pytest_soclab.models.results import CheckpointVerdict, Verdict
+from pytest_soclab.models.task import Checkpoint, Expect, Task
+from pytest_soclab.models.transcript import ToolCall
+from pytest_soclab.reference import attack_techniques
+from pytest_soclab.tools import ACTION_TOOLS
+
+DECOY_PENALTY = 0.5  # fraction of a checkpoint's points lost per decoy named as implicated
+SLACK_MIN = 3  # entities outside the answer a report may name for free, or as many as it names in it
+_JUSTIFICATION_MAX = 400
+_RESTRAINT_WORDS = re.compile(
+    r"over-?react\w*|restraint|proportion\w*|\bdid not\b|\bdidn't\b|\bno (?:destructive|unnecessary|mass)\b|"
+    r"\bavoid\w*|\bwithout\b|\bnot (?:wipe|isolate|block|disable|delete|kill)\w*|\brefrain\w*|\bexcess\w*|"
+    r"\bunnecessary\b|\bcollateral\b",
+    re.IGNORECASE,
+)
+_HOSTLIKE = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-\d+\b", re.IGNORECASE)
+_TOKEN = re.compile(r"[\w./\\\-]{3,}")
+
+
+@dataclass
+class Precision:
+    """How focused the report is: answer entities it names vs everything else it names."""
+
+    matched: list[str] = field(default_factory=list)
+    wrong: list[str] = field(default_factory=list)
+    factor: float = 1.0
+
+    def note(self) -> str:
+        if self.factor >= 1.0:
+            return ""
+        eg = ", ".join(self.wrong[:4])
+        return (f"precision x{self.factor:.2f}: names {len(self.wrong)} hosts/IPs/paths outside the answer"
+                f" (e.g. {eg}) against {len(self.matched)} in it")
+
+
+def _same(named: str, truth: str) -> bool:
+    return named.lower() == truth.lower() or contains(named, truth)
+
+
+def precision(rt: ReportText, retrieved: Retrieved, cat: Catalog, known: str) -> Precision:
+    """The report's precision factor.
+
+    Named entities: hosts seen in the retrieval or the answer key, IPv4 addresses and file paths, where
+    the report does not clear them. Those of the answer key (or more specific forms of them) match;
+    those the trigger gave are neutral; the rest are wrong. slack = max(SLACK_MIN, matched) wrong ones
+    are free (context a human grader accepts); each one beyond costs 1 / (2 x slack), so a report that
+    names three times the slack outside the answer keeps nothing.
+    """
+    truth: set[str] = set()
+    for v in cat.values():
+        truth.add(v)
+        truth.update(extract_artifacts(v))
+    truth.update(retrieved.host_ips([t.value for t in cat.of("host")]))
+    universe = retrieved.hosts() | {t.value for t in cat.of("host")}
+    named = rt.named(universe) | rt.ips() | rt.paths()
+    matched: set[str] = set()
+    wrong: dict[str, str] = {}
+    for e in sorted(named, key=str.lower):
+        hits = [t for t in truth if _same(e, t)]
+        if hits:
+            matched.update(h.lower() for h in hits)
+        elif any(contains(t, e) for t in truth) or contains(known, e):
+            continue  # a prefix of an answer path, or given by the trigger: neutral
+        else:
+            wrong.setdefault(e.lower(), e)
+    # Hosts are matched case-insensitively: a host and its IP both count once each.
+    slack = max(SLACK_MIN, len(matched))
+    excess = max(0, len(wrong) - slack)
+    factor = max(0.0, 1.0 - excess / (2 * slack))
+    return Precision(sorted(matched), sorted(wrong.values(), key=str.lower), factor)
+
+
+@dataclass
+class Context:
+    task: Task
+    report: AgentReport
+    calls: list[ToolCall]
+    rt: ReportText
+    retrieved: Retrieved
+    cat: Catalog
+    known: str
+    support: bool
+    support_note: str
+    precision: Precision
+    required: list[ActionRef]
+    penalized: list[ActionRef]
+    over: list[OverReaction]
+    link_to: list[str]  # answer-key entities a grounded term must co-occur with (Retrieved.linked)
+
+
+def supporting_retrieval(task: Task, retrieved: Retrieved, cat: Catalog | None = None) -> tuple[bool, str]:
+    """Whether the investigation retrieved anything that supports the answer at all: a key evidence
+    document, or (when the task lists none) an answer-key entity. Abstract claims (techniques, the
+    response) need it."""
+    gt = task.ground_truth
+    if gt.key_evidence:
+        found = [ev for ev in gt.key_evidence if retrieved.evidence(ev.source, ev.must_find)]
+        return bool(found), f"{len(found)}/{len(gt.key_evidence)} key evidence documents retrieved"
+    cat = cat or catalog(task)
+    grounded = [t.value for t in cat.terms if t.kind not in ("technique", "keyword") and retrieved.grounded(t.value)]
+    return bool(grounded), f"{len(grounded)} answer-key entities retrieved"
+
+
+def trigger_text(task: Task) -> str:
+    """What the agent was given: values in it are known to it before any retrieval."""
+    return task.trigger.prompt + "\n" + json.dumps(task.trigger.pivot, default=str, sort_keys=True)
+
+
+def build_context(task: Task, report: AgentReport, calls: Sequence[ToolCall]) -> Context:
+    calls = sorted(calls, key=lambda c: c.seq)
+    known = trigger_text(task)
+    retrieved = Retrieved(calls, known)
+    rt = ReportText(report)
+    cat = catalog(task)
+    support, note = supporting_retrieval(task, retrieved, cat)
+    er = task.expected_response
+    hosts = sorted(retrieved.hosts() | {t.value for t in cat.of("host")}
+                   | {h for line in er.required + er.over_reaction_penalty for h in _HOSTLIKE.findall(line)})
+    users = sorted(retrieved.field_values("user.name"))
+    required = list(er.required_actions) or refs_from_prose(er.required, hosts, users)
+    penalized = list(er.penalized_actions) or refs_from_prose(er.over_reaction_penalty, hosts, users)
+    truth_entities = cat.values() + sorted(retrieved.host_ips(t.value for t in cat.of("host")))
+    over = over_reactions(penalized, required, rt, calls, truth_entities, retrieved.hosts())
+    return Context(
+        task=task, report=report, calls=calls, rt=rt, retrieved=retrieved, cat=cat, known=known,
+        support=support, support_note=note, precision=precision(rt, retrieved, cat, known),
+        required=required, penalized=penalized, over=over, link_to=truth_entities,
+    )
+
+
+# --------------------------------------------------------------------------- term credit
+
+
+def technique_credit(tid: str, rt: ReportText) -> float:
+    """1 for the technique (by id, a more specific sub-technique, or its full name), 0.5 for its parent."""
+    if rt.mentions(tid) or re.search(rf"(?<![\w]){re.escape(tid)}\.\d{{3}}\b", rt.text, re.IGNORECASE):
+        return 1.0 if not rt.cleared(tid) else 0.0
+    name = attack_techniques().get(tid, {}).get("name", "")
+    if len(name.split()) >= 2 and rt.mentions(name):
+        return 1.0
+    parent = tid.split(".")[0]
+    if parent != tid and re.search(rf"(?<![\w]){re.escape(parent)}(?![.\d])", rt.text):
+        return 0.5
+    return 0.0
+
+
+def _paraphrase_credit(value: str, rt: ReportText) -> float:
+    """Half credit when every distinctive token of a multi-token item is named, though not verbatim."""
+    toks = [t for t in _TOKEN.findall(value) if not t.isdigit()]
+    if len(toks) < 2:
+        return 0.0
+    return 0.5 if all(rt.mentions(t) for t in toks) else 0.0
+
+
+def term_credit(term: Term, dim: str, ctx: Context) -> tuple[float, str]:
+    """(credit 0..1, what is wrong or '') for one expected item."""
+    v = term.value
+    if term.kind in ("technique", "keyword"):
+        got = technique_credit(v, ctx.rt) if term.kind == "technique" else float(ctx.rt.mentions(v))
+        if got == 0:
+            return 0.0, f"{v} not reported"
+        if not ctx.support:
+            return 0.0, f"{v} claimed without supporting retrieval"
+        return got, "" if got == 1 else f"{v}: only the parent technique"
+    if term.kind == "evidence" and dim == "evidence_recall":
+        grounded = bool(ctx.retrieved.evidence(term.source, v))
+        where = f" from {term.source}"
+    else:
+        grounded = ctx.retrieved.linked(v, ctx.link_to)
+        where = ""
+    if ctx.rt.mentions(v):
+        reported = 1.0
+    elif ctx.rt.cleared(v):
+        return 0.0, f"{v} named only as benign/ruled out"
+    else:
+        reported = _paraphrase_credit(v, ctx.rt)
+    if not reported:
+        return 0.0, f"{v}: " + (f"retrieved{where} but not reported" if grounded else "not found")
+    if not grounded:
+        if ctx.retrieved.grounded(v) and not where:
+            return 0.0, f"{v}: reported, but retrieved only where nothing ties it to the attack"
+        return 0.0, f"{v}: reported but never in the agent's retrieved results{where}"
+    return reported, "" if reported == 1 else f"{v}: paraphrased"
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+def _verdict(awarded: float, points: float) -> Verdict:
+    if awarded >= points - 1e-9:
+        return "hit"
+    return "miss" if awarded <= 1e-9 else "partial"
+
+
+def _clip(s: str) -> str:
+    return s if len(s) <= _JUSTIFICATION_MAX else s[: _JUSTIFICATION_MAX - 1] + "…"
+
+
+def _decoys(forbid: Sequence[str], ctx: Context) -> list[str]:
+    return [f for f in forbid if f.strip() and ctx.rt.mentions(f)]
+
+
+def _finish(cp: Checkpoint, i: int, fraction: float, notes: list[str], ctx: Context,
+            forbid: Sequence[str] = (), apply_precision: bool = True) -> CheckpointVerdict:
+    factor = ctx.precision.factor if apply_precision else 1.0
+    decoys = _decoys(forbid, ctx)
+    penalty = DECOY_PENALTY * cp.points * len(decoys)
+    awarded = max(0.0, cp.points * fraction * factor - penalty)
+    if factor < 1.0 and fraction > 0:
+        notes.append(ctx.precision.note())
+    if decoys:
+        notes.append(f"decoy named as implicated: {', '.join(decoys)} (-{penalty:g})")
+    awarded = round(awarded, 4)
+    return CheckpointVerdict(
+        index=i, dim=cp.dim, points=cp.points, check=cp.check, verdict=_verdict(awarded, cp.points),
+        awarded=awarded, justification=_clip("; ".join(n for n in notes if n)), judge="rules",
+    )
+
+
+def _judge_terms(cp: Checkpoint, i: int, ctx: Context) -> CheckpointVerdict:
+    d = derive(cp, ctx.cat, ctx.retrieved.hosts())
+    credits = [term_credit(t, cp.dim, ctx) for t in d.terms]
+    fraction = sum(c for c, _ in credits) / len(credits)
+    ok = [t.value for t, (c, _) in zip(d.terms, credits) if c == 1]
+    problems = [n for _, n in credits if n]
+    head = f"{len(ok)}/{len(d.terms)} expected items ({d.how}) reported and grounded"
+    if ok:
+        head += f": {', '.join(ok[:4])}"
+    return _finish(cp, i, fraction, [head, *problems[:3]], ctx, d.forbid)
+
+
+def _in_actions(term: str, ctx: Context) -> bool:
+    pat = term_pattern(term)
+    return any(pat.search(json.dumps(c.args, default=str)) for c in ctx.calls if c.tool in ACTION_TOOLS)
+
+
+def _term_in_places(term: str, e: Expect, ctx: Context) -> tuple[bool, str]:
+    where = set(e.where)
+    if "report" in where and not ctx.rt.mentions(term):
+        return False, f"{term} not in the report"
+    if ("retrieved" in where or ("report" in where and e.grounded)) and not ctx.retrieved.grounded(term):
+        return False, f"{term} not in the agent's retrieved results"
+    if "actions" in where and not _in_actions(term, ctx):
+        return False, f"{term} not in any action's arguments"
+    return True, ""
+
+
+def _pattern_in_places(pattern: str, e: Expect, ctx: Context) -> tuple[bool, str]:
+    rx = re.compile(pattern, re.IGNORECASE)
+    where = set(e.where)
+    candidates: list[str] | None = None
+    if "report" in where:
+        candidates = ctx.rt.search(rx)
+        if not candidates:
+            return False, f"/{pattern}/ not in the report"
+        if e.grounded:
+            candidates = [c for c in candidates if ctx.retrieved.grounded(c)]
+            if not candidates:
+                return False, f"/{pattern}/ in the report but not in the retrieved results"
+    if "retrieved" in where and not rx.search(ctx.retrieved.text()):
+        return False, f"/{pattern}/ not in the retrieved results"
+    if "actions" in where and not any(rx.search(json.dumps(c.args, default=str))
+                                      for c in ctx.calls if c.tool in ACTION_TOOLS):
+        return False, f"/{pattern}/ not in any action's arguments"
+    return True, ""
+
+
+def _action_present(ref: ActionRef, ctx: Context, allow_recommended: bool) -> tuple[bool, str]:
+    ex = executions(ref, ctx.calls)
+    if ex:
+        return True, f"{ref.label()} taken (seq {ex[0].seq})"
+    if allow_recommended and recommendation(ref, ctx.rt):
+        return True, f"{ref.label()} recommended"
+    return False, f"{ref.label()} neither " + ("recommended nor " if allow_recommended else "") + "taken"
+
+
+def _expect_fraction(e: Expect, ctx: Context) -> tuple[float, int, list[str], list[str]]:
+    """(fraction met, number of requirements, met notes, unmet notes)."""
+    results: list[tuple[bool, str]] = []
+    results += [_term_in_places(t, e, ctx) for t in e.terms]
+    if e.any_terms:
+        tries = [_term_in_places(t, e, ctx) for t in e.any_terms]
+        results.append((True, "") if any(ok for ok, _ in tries)
+                       else (False, f"none of {', '.join(e.any_terms)} ({tries[0][1]})"))
+    results += [_pattern_in_places(p, e, ctx) for p in e.patterns]
+    results += [_action_present(a, ctx, "report" in e.where) for a in e.actions]
+    if not results:
+        return 1.0, 0, [], []
+    met = sum(1 for ok, _ in results if ok)
+    return met / len(results), len(results), [n for ok, n in results if ok and n], [n for ok, n in results if not ok]
+
+
+def _judge_expect(cp: Checkpoint, i: int, ctx: Context) -> CheckpointVerdict:
+    e = cp.expect
+    assert e is not None
+    fraction, n, met, unmet = _expect_fraction(e, ctx)
+    head = f"{round(fraction * n)}/{n} expectations met" if n else "no positive expectation"
+    return _finish(cp, i, fraction, [head, *unmet[:3]], ctx, e.forbid,
+                   apply_precision="report" in e.where)
+
+
+def _related_refs(check: str, refs: Sequence[ActionRef]) -> list[ActionRef]:
+    out = []
+    for r in refs:
+        targets = [str(v) for k, v in r.args.items() if k in ("host", "ip", "user", "path") and isinstance(v, str)]
+        if any(contains(check, t.replace("*", "")) for t in targets if t.replace("*", "")) or \
+                re.search(rf"\b(?:{ACTION_VERBS[r.tool]})", check, re.IGNORECASE):
+            out.append(r)
+    return out
+
+
+def _judge_response(cp: Checkpoint, i: int, ctx: Context) -> CheckpointVerdict:
+    notes: list[str] = []
+    if cp.expect is not None and (cp.expect.actions or cp.expect.terms or cp.expect.any_terms or cp.expect.patterns):
+        base, n, met, unmet = _expect_fraction(cp.expect, ctx)
+        notes.append(f"{round(base * n)}/{n} expected responses present")
+        notes += (met + unmet)[:3]
+    else:
+        related = _related_refs(cp.check, ctx.required)
+        restraint_only = bool(_RESTRAINT_WORDS.search(cp.check)) and not related
+        refs = [] if restraint_only else (related or ctx.required)
+        if refs:
+            results = [_action_present(r, ctx, True) for r in refs]
+            base = sum(ok for ok, _ in results) / len(refs)
+            notes.append(f"{sum(ok for ok, _ in results)}/{len(refs)} required responses present")
+            notes += [n for ok, n in results if not ok][:2] + [n for ok, n in results if ok][:2]
+        else:
+            base = 1.0
+            notes.append("restraint: no over-reaction expected" if restraint_only else "no required response")
+    if not ctx.support:
+        base = 0.0
+        notes.insert(0, f"no supporting retrieval ({ctx.support_note}): response unfounded")
+    cost = sum(o.weight for o in ctx.over)
+    if ctx.over:
+        notes.append("over-reactions: " + ", ".join(f"{o.key} {o.how} (-{o.weight * cp.points:g})"
+                                                    for o in ctx.over[:4]))
+    awarded = max(0.0, cp.points * (base - cost))
+    forbid = cp.expect.forbid if cp.expect else []
+    return _finish(cp, i, awarded / cp.points, notes, ctx, forbid, apply_precision=False)
+
+
+class RulesJudge:
+    """Deterministic, grounded: the default judge."""
+
+    name = "rules"
+
+    def judge(self, task: Task, report: AgentReport, calls: list[ToolCall]) -> list[CheckpointVerdict]:
+        ctx = build_context(task, AgentReport.coerce(report), calls)
+        out = []
+        for i, cp in enumerate(task.scoring.checkpoints):
+            if cp.dim == "response_restraint":
+                out.append(_judge_response(cp, i, ctx))
+            elif cp.expect is not None:
+                out.append(_judge_expect(cp, i, ctx))
+            else:
+                out.append(_judge_terms(cp, i, ctx))
+        return out

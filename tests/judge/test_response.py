@@ -1,0 +1,99 @@
+"""Response actions: recommendations in prose and findings, executions, over-reactions."""
+
+from __future__ import annotations
+
+import pytest
+from judge_case import Calls
+
+from pytest_soclab.judge.report_text import ReportText
+from pytest_soclab.judge.response import (
+    DESTRUCTIVE_WEIGHT,
+    EXECUTED_WEIGHT,
+    RECOMMENDED_WEIGHT,
+    clause_around,
+    over_reactions,
+    recommendation,
+    refs_from_prose,
+)
+from pytest_soclab.models.common import ActionRef
+from pytest_soclab.models.report import AgentReport, Findings
+
+ISO_WEB = ActionRef(tool="isolate_host", args={"host": "web-01"})
+WIPE_DB = ActionRef(tool="wipe_host", args={"host": "db-01"})
+BLOCK = ActionRef(tool="block_ip", args={"ip": "185.220.*"})
+
+
+def rt(md: str, **findings: object) -> ReportText:
+    return ReportText(AgentReport(markdown=md, findings=Findings(**findings) if findings else None))
+
+
+@pytest.mark.parametrize("md", [
+    "Isolate web-01 now.",
+    "- Isolating web-01 from the network",
+    "web-01 should be isolated.",
+    "We recommend network isolation of web-01.",
+    "## Containment\nweb-01: isolation via Defend.",
+])
+def test_recommended(md: str) -> None:
+    assert recommendation(ISO_WEB, rt(md)) is not None
+
+
+@pytest.mark.parametrize("md", [
+    "Do not isolate web-01; it serves customers.",
+    "Isolating web-01 is not warranted.",
+    "The attacker isolated nothing on web-01 and moved on.",  # narrative, no cue, verb not leading
+    "Isolate app-02.",  # another target
+    "Keep web-01 online rather than isolating it.",
+])
+def test_not_recommended(md: str) -> None:
+    assert recommendation(ISO_WEB, rt(md)) is None
+
+
+def test_glob_targets_and_findings() -> None:
+    assert recommendation(BLOCK, rt("Block 185.220.101.34 at the firewall.")) is not None
+    assert recommendation(BLOCK, rt("Block 10.1.1.1 at the firewall.")) is None
+    r = rt("See findings.", response=[{"action": "isolate_host", "target": "web-01"}])
+    assert recommendation(ISO_WEB, r) == "findings.response: isolate_host web-01"
+    assert recommendation(WIPE_DB, r) is None
+
+
+def test_clauses() -> None:
+    text = "Isolate web-01 and app-02, and monitor db-01"
+    lo, hi = clause_around(text, 0, 7)
+    assert text[lo:hi] == "Isolate web-01 and app-02"
+    text = "Do not wipe db-01 and isolate web-01 instead"
+    i = text.index("isolate")
+    lo, hi = clause_around(text, i, i + 7)
+    assert text[lo:hi].strip() == "isolate web-01 instead"
+    assert recommendation(ISO_WEB, rt(text)) is not None
+    assert recommendation(WIPE_DB, rt(text)) is None
+
+
+def test_refs_from_prose() -> None:
+    refs = refs_from_prose(["isolate web-01 and app-02", "block 185.220.101.34 at the perimeter",
+                            "wiping db-01", "disabling all admin accounts", "remove the cron persistence "
+                            "/etc/cron.d/sysupdate", "write a nice report"],
+                           hosts=["web-01", "app-02", "db-01"])
+    assert [r.label() for r in refs] == [
+        "isolate_host(host='web-01')", "isolate_host(host='app-02')", "block_ip(ip='185.220.101.34')",
+        "wipe_host(host='db-01')", "disable_user", "remove_persistence(path='/etc/cron.d/sysupdate')",
+    ]
+
+
+def test_over_reaction_weights() -> None:
+    c = Calls()
+    c.action("isolate_host", host="web-01")  # required: fine
+    c.action("wipe_host", host="db-01")  # penalized, executed destructive
+    c.action("isolate_host", host="dc-01")  # outside the answer, executed
+    c.action("delete_file", denied=True, host="web-01", path="/var/log/auth.log")  # destructive but denied
+    report = rt("Also block 151.101.1.69 and wipe db-01. Disable all admin accounts.")
+    over = over_reactions([WIPE_DB, ActionRef(tool="disable_user")], [ISO_WEB], report, c.calls,
+                          ["web-01", "app-02", "185.220.101.34"], ["web-01", "db-01", "dc-01"])
+    got = {o.key: (o.how, o.weight) for o in over}
+    assert got == {
+        "wipe_host db-01": ("executed destructive", DESTRUCTIVE_WEIGHT),  # counted once, at its worst
+        "isolate_host dc-01": ("executed", EXECUTED_WEIGHT),
+        "delete_file web-01 /var/log/auth.log": ("attempted (denied)", 0.25),
+        "block_ip 151.101.1.69": ("recommended", RECOMMENDED_WEIGHT),
+        "disable_user (any target)": ("recommended", RECOMMENDED_WEIGHT),
+    }
