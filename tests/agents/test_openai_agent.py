@@ -6,9 +6,10 @@ import json
 import pytest
 
 from pytest_soclab.agents.openai_agent import openai_agent
-from pytest_soclab.agents.prompts import SYSTEM_PROMPT
+from pytest_soclab.agents.prompts import LAST_TURN, NUDGE, SYSTEM_PROMPT
 from pytest_soclab.llm import LLMError
 
+from .fake_tools import FakeTools
 from .replay import ReplayServer, load_exchange
 
 TRIGGER = {
@@ -107,3 +108,87 @@ def test_rate_limit_exhausted_is_a_clear_error(tools, policy, clean_llm_env):
     assert str(err.value).endswith("after 5 attempts")
     assert policy.waits == [2.0] * 4
     assert tools.calls == []
+
+
+def _completion(message: dict, usage: dict | None = None, finish: str = "tool_calls") -> dict:
+    body = {"id": "c", "object": "chat.completion", "created": 1, "model": "local",
+            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}]}
+    if usage is not None:
+        body["usage"] = usage
+    return {"status": 200, "body": body}
+
+
+def test_llama_cpp_quirks(tools, policy, clean_llm_env):
+    """A llama.cpp-style server: HTML-escaped arguments, no tool-call ids, no usage, results as user text."""
+    steps = [
+        _completion({"content": None, "tool_calls": [{"type": "function", "function": {
+            "name": "es_search",
+            "arguments": "{&quot;index&quot;: &quot;logs-zeek.conn-default&quot;, &quot;body&quot;: {&quot;size&quot;: 1}}"}}]}),
+        _completion({"content": "", "tool_calls": [{"function": {"name": "list_indices", "arguments": ""}}]}),
+        _completion({"content": "## Report\nOne connection from 10.0.1.15 to 203.0.113.45:443."}, finish="stop"),
+    ]
+    clean_llm_env("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")  # overridden by the option below
+    with ReplayServer(steps) as server:
+        agent = openai_agent("smollm2-135m", base_url=server.url + "/v1", tool_result_role="user", policy=policy)
+        report = asyncio.run(agent(TRIGGER, tools))
+    assert report == {"markdown": "## Report\nOne connection from 10.0.1.15 to 203.0.113.45:443."}
+    assert [(n, a) for n, a, _ in tools.calls] == [
+        ("es_search", {"index": "logs-zeek.conn-default", "body": {"size": 1}}),
+        ("list_indices", {}),
+    ]
+    last = server.bodies()[2]["messages"]
+    assert [m["role"] for m in last] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert not any(m["role"] == "tool" for m in last)
+    assert last[3]["content"].startswith("Result of tool call call_0 (es_search):\n{\"took\":3")
+    assert last[2]["content"] == "" and last[2]["tool_calls"][0]["id"] == "call_0"
+    assert json.loads(last[2]["tool_calls"][0]["function"]["arguments"]) == tools.calls[0][1]
+    assert agent.usage.to_dict()["input_tokens"] == 0 and agent.usage.calls == 3
+
+
+def test_empty_answers_are_nudged_then_fail(tools, policy, clean_llm_env):
+    empty = _completion({"content": ""}, {"prompt_tokens": 10, "completion_tokens": 0}, finish="stop")
+    done = _completion({"content": "final"}, {"prompt_tokens": 10, "completion_tokens": 1}, finish="stop")
+    with ReplayServer([empty, empty, done]) as server:
+        agent = openai_agent("gpt-4o", base_url=server.url + "/v1", policy=policy)
+        assert asyncio.run(agent(TRIGGER, tools)) == {"markdown": "final"}
+    nudges = [m["content"] for m in server.bodies()[2]["messages"] if m["role"] == "user"][1:]
+    assert nudges == [NUDGE, NUDGE]
+    with ReplayServer([empty] * 3) as server:
+        agent = openai_agent("gpt-4o", base_url=server.url + "/v1", policy=policy)
+        with pytest.raises(LLMError, match="openai:gpt-4o: the model gave 3 empty answers in a row and no report"):
+            asyncio.run(agent(TRIGGER, tools))
+
+
+def test_turn_limit(tools, policy, clean_llm_env):
+    call = _completion({"content": "", "tool_calls": [{"id": "c1", "type": "function",
+                                                       "function": {"name": "list_indices", "arguments": "{}"}}]})
+    with ReplayServer([call] * 3) as server:
+        agent = openai_agent("gpt-4o", base_url=server.url + "/v1", policy=policy, max_turns=3)
+        with pytest.raises(LLMError, match="openai:gpt-4o: no report after 3 model turns"):
+            asyncio.run(agent(TRIGGER, tools))
+    # The turn before the last one tells the model to report now.
+    assert server.bodies()[2]["messages"][-1] == {"role": "user", "content": LAST_TURN}
+    assert agent.turns == 3 and len(tools.calls) == 3
+
+
+def test_non_tool_errors_end_the_run(policy, clean_llm_env):
+    class Budgeted(FakeTools):
+        def call(self, name, /, **args):
+            raise RuntimeError("tool-call budget of 0 exhausted")
+
+    call = _completion({"content": "", "tool_calls": [{"id": "c1", "type": "function",
+                                                       "function": {"name": "list_indices", "arguments": "{}"}}]})
+    with ReplayServer([call]) as server:
+        agent = openai_agent("gpt-4o", base_url=server.url + "/v1", policy=policy)
+        with pytest.raises(RuntimeError, match="budget"):
+            asyncio.run(agent(TRIGGER, Budgeted()))
+    assert agent.usage.calls == 1
+
+
+def test_settings_are_published(clean_llm_env):
+    agent = openai_agent("gpt-4o-mini", api_key="k", system_prompt="Custom prompt.")
+    settings = agent.settings()
+    assert settings["model"] == "gpt-4o-mini" and settings["temperature"] == 0 and settings["seed"] == 0
+    assert settings["prompt_version"] == "soclab-agent-prompt/1+custom" and len(settings["prompt_sha256"]) == 16
+    assert settings["price_per_mtok"] == {"input": 0.15, "output": 0.60}
+    assert openai_agent("gpt-4o-mini", api_key="k").settings()["prompt_version"] == "soclab-agent-prompt/1"
