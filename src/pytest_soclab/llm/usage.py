@@ -100,6 +100,8 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     price: Price | None = field(default=None, repr=False)
+    # A cost the agent itself reported (external agents), used when no price is known here.
+    reported_cost_usd: float | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -108,7 +110,7 @@ class Usage:
     @property
     def cost_usd(self) -> float | None:
         if self.price is None:
-            return None
+            return None if self.reported_cost_usd is None else round(self.reported_cost_usd, 6)
         return round((self.input_tokens * self.price.input + self.output_tokens * self.price.output) / 1e6, 6)
 
     def add(self, input_tokens: int, output_tokens: int, retries: int = 0) -> None:
