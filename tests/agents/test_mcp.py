@@ -146,3 +146,34 @@ def test_mcp_agent_fatal_tool_error_ends_the_run():
 
     with pytest.raises(RuntimeError, match="budget of 1 exhausted"):
         asyncio.run(_agent("budget", timeout=60)(TRIGGER, Budgeted()))
+
+
+CLI_WITH_FAKE_CASE = """
+import json, sys
+sys.path.insert(0, {here!r})
+from fake_tools import FakeTools
+import pytest_soclab.cli.mcp_cmd as mcp_cmd
+mcp_cmd.case_tools = lambda args: (FakeTools(), json.loads({trigger!r}))
+from pytest_soclab.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_cli_serves_a_case_on_stdio():
+    code = CLI_WITH_FAKE_CASE.format(here=str(HERE), trigger=json.dumps(TRIGGER))
+    params = StdioServerParameters(command=sys.executable, args=["-c", code, "mcp", "--case", "case-x"], env=dict(os.environ))
+
+    async def main() -> None:
+        async with Client(params, mode="legacy") as client:
+            assert "esql_query" in [t.name for t in (await client.list_tools()).tools]
+            res = await client.call_tool("esql_query", READ_CALLS["esql_query"])
+            assert res.structured_content["values"] == [["10.0.1.15", "203.0.113.45"]]
+
+    asyncio.run(main())
+
+
+def test_cli_refuses_a_non_loopback_host(capsys):
+    from pytest_soclab.cli import main
+
+    assert main(["mcp", "--case", "case-x", "--transport", "http", "--host", "0.0.0.0"]) == 2
+    assert "listens on loopback only" in capsys.readouterr().err
