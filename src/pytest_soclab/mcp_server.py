@@ -35,8 +35,8 @@ PROMPT_NAME = "investigate"
 MCP_PATH = "/mcp"
 INSTRUCTIONS = (
     "soclab: the Elasticsearch security telemetry of one simulated estate. Investigate the trigger (prompt"
-    " 'investigate', resource soclab://trigger) with the read tools, which answer like Elasticsearch's REST API;"
-    " response actions change simulated hosts only. Call submit_report to end the investigation."
+    " 'investigate', resource soclab://trigger) with the read tools, which answer like Elasticsearch's"
+    " REST API; response actions change simulated hosts only. Call submit_report to end the investigation."
 )
 
 
@@ -127,7 +127,9 @@ def build_server(
             return types.ListResourcesResult(
                 resources=[
                     types.Resource(
-                        name="trigger", uri=TRIGGER_URI, mime_type="application/json",
+                        name="trigger",
+                        uri=TRIGGER_URI,
+                        mime_type="application/json",
                         description="The alert or hunt lead to investigate.",
                     )
                 ]
@@ -137,7 +139,11 @@ def build_server(
             if str(params.uri) != TRIGGER_URI:
                 raise ValueError(f"unknown resource {params.uri}; the server offers {TRIGGER_URI}")
             return types.ReadResourceResult(
-                contents=[types.TextResourceContents(uri=TRIGGER_URI, mime_type="application/json", text=trigger_json)]
+                contents=[
+                    types.TextResourceContents(
+                        uri=TRIGGER_URI, mime_type="application/json", text=trigger_json
+                    )
+                ]
             )
 
         handlers.update(
@@ -220,7 +226,9 @@ async def serving_http(server: Any, host: str = "127.0.0.1", port: int = 0) -> A
         sock.close()
 
 
-async def serve_http(server: Any, host: str = "127.0.0.1", port: int = 0, *, announce: Callable[[str], None] | None = None) -> None:
+async def serve_http(
+    server: Any, host: str = "127.0.0.1", port: int = 0, *, announce: Callable[[str], None] | None = None
+) -> None:
     """Serve streamable HTTP until cancelled (Ctrl-C)."""
     import asyncio
 

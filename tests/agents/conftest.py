@@ -39,7 +39,13 @@ def policy() -> RecordingPolicy:
 
 @pytest.fixture
 def clean_llm_env(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-                "ANTHROPIC_AUTH_TOKEN", "SOCLAB_LLM_PRICES"):
+    for var in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_AUTH_TOKEN",
+        "SOCLAB_LLM_PRICES",
+    ):
         monkeypatch.delenv(var, raising=False)
     return monkeypatch.setenv

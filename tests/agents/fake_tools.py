@@ -53,8 +53,13 @@ DOCS: dict[str, list[dict[str, Any]]] = {
             "host": {"name": "db-01", "os": {"family": "linux"}},
             "user": {"name": "postgres"},
             "event": {"category": ["process"], "type": ["start"], "action": "exec"},
-            "process": {"pid": 1200, "name": "pg_dump", "executable": "/usr/bin/pg_dump",
-                        "command_line": "pg_dump -Fc appdb", "parent": {"name": "cron", "pid": 900}},
+            "process": {
+                "pid": 1200,
+                "name": "pg_dump",
+                "executable": "/usr/bin/pg_dump",
+                "command_line": "pg_dump -Fc appdb",
+                "parent": {"name": "cron", "pid": 900},
+            },
         },
     ],
     ".ds-logs-zeek.conn-default-2024.05.14-000001": [
@@ -111,7 +116,7 @@ class FakeTools:
 
     def __init__(
         self,
-        allowed: tuple[str, ...] = READ_TOOLS + ("isolate_host", "wipe_host", REPORT_TOOL),
+        allowed: tuple[str, ...] = (*READ_TOOLS, "isolate_host", "wipe_host", REPORT_TOOL),
         denied: frozenset[str] = frozenset({"wipe_host"}),
     ):
         self.allowed = allowed
@@ -137,11 +142,17 @@ class FakeTools:
             raise _es_error(403, "security_exception", f"action [{name}] is not allowed in this scenario")
         if name in self.denied:
             raise _es_error(
-                403, "security_exception", f"action [{name}] denied by policy: destructive action on a production host"
+                403,
+                "security_exception",
+                f"action [{name}] denied by policy: destructive action on a production host",
             )
         handler = getattr(self, f"_t_{name}", None)
         if handler is None:
-            return {"action": name, "status": "successful", **{k: v for k, v in args.items() if k != "comment"}}
+            return {
+                "action": name,
+                "status": "successful",
+                **{k: v for k, v in args.items() if k != "comment"},
+            }
         try:
             return handler(**args)
         except TypeError as exc:  # wrong argument names: answered like Elasticsearch's request validation
@@ -155,7 +166,9 @@ class FakeTools:
             names += [DATA_STREAMS[ds] for ds in DATA_STREAMS if fnmatch.fnmatch(ds, part)]
             if not names and "*" not in part:
                 raise _es_error(
-                    404, "index_not_found_exception", f"no such index [{part}]",
+                    404,
+                    "index_not_found_exception",
+                    f"no such index [{part}]",
                     **{"resource.type": "index_or_alias", "resource.id": part, "index": part},
                 )
             found += [n for n in names if n not in found]
@@ -181,9 +194,9 @@ class FakeTools:
     def _matches(self, flat: dict[str, Any], query: dict[str, Any]) -> bool:
         if not query or "match_all" in query:
             return True
-        (kind, spec), = query.items()
+        ((kind, spec),) = query.items()
         if kind in ("term", "match"):
-            (field, want), = spec.items()
+            ((field, want),) = spec.items()
             if isinstance(want, dict):
                 want = want.get("value", want.get("query"))
             have = flat.get(field)
@@ -210,17 +223,21 @@ class FakeTools:
         }
 
     _ESQL = re.compile(
-        r'^FROM\s+(?P<index>\S+)'
+        r"^FROM\s+(?P<index>\S+)"
         r'(?:\s*\|\s*WHERE\s+(?P<field>[\w.@]+)\s*==\s*"(?P<value>[^"]*)")?'
-        r'(?:\s*\|\s*KEEP\s+(?P<keep>[\w.@, ]+?))?'
-        r'(?:\s*\|\s*LIMIT\s+(?P<limit>\d+))?\s*$',
+        r"(?:\s*\|\s*KEEP\s+(?P<keep>[\w.@, ]+?))?"
+        r"(?:\s*\|\s*LIMIT\s+(?P<limit>\d+))?\s*$",
         re.S,
     )
 
-    def _t_esql_query(self, query: str, params: list[Any] | None = None, columnar: bool = False) -> dict[str, Any]:
+    def _t_esql_query(
+        self, query: str, params: list[Any] | None = None, columnar: bool = False
+    ) -> dict[str, Any]:
         m = self._ESQL.match(query.strip())
         if not m:
-            raise _es_error(400, "parsing_exception", "line 1:1: mismatched input expecting {'from', 'row', 'show'}")
+            raise _es_error(
+                400, "parsing_exception", "line 1:1: mismatched input expecting {'from', 'row', 'show'}"
+            )
         rows = []
         for name in self._indices(m["index"]):
             rows += [_flatten(d) for d in DOCS[name]]
@@ -228,7 +245,9 @@ class FakeTools:
         wanted = [c.strip() for c in m["keep"].split(",")] if m["keep"] else known
         for col in wanted + ([m["field"]] if m["field"] else []):
             if col not in known:
-                raise _es_error(400, "verification_exception", f"Found 1 problem\nline 1:1: Unknown column [{col}]")
+                raise _es_error(
+                    400, "verification_exception", f"Found 1 problem\nline 1:1: Unknown column [{col}]"
+                )
         if m["field"]:
             rows = [r for r in rows if str(r.get(m["field"])) == m["value"]]
         rows.sort(key=lambda r: r.get("@timestamp", ""))

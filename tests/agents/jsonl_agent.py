@@ -55,7 +55,10 @@ def main() -> None:
     names = [t["name"] for t in start["tools"]]
 
     if MODE == "crash":
-        print("agent: Traceback (most recent call last):\nRuntimeError: model server unreachable", file=sys.stderr)
+        print(
+            "agent: Traceback (most recent call last):\nRuntimeError: model server unreachable",
+            file=sys.stderr,
+        )
         sys.exit(3)
     if MODE == "malformed":
         print("thinking about it...")
@@ -75,12 +78,18 @@ def main() -> None:
     assert not missing["ok"] and missing["error"]["error"]["type"] == "index_not_found_exception", missing
     bogus = call("rm_rf", path="/")
     assert not bogus["ok"] and "unknown tool [rm_rf]" in bogus["error"]["error"]["reason"], bogus
-    rows = call("esql_query", query=f'FROM logs-endpoint.events.process-default | WHERE host.name == "{host}"'
-                " | KEEP @timestamp, process.pid, process.executable")["result"]["values"]
+    rows = call(
+        "esql_query",
+        query=f'FROM logs-endpoint.events.process-default | WHERE host.name == "{host}"'
+        " | KEEP @timestamp, process.pid, process.executable",
+    )["result"]["values"]
     implant = rows[-1]
     summary = f"{host} ran {implant[2]} (pid {implant[1]}) at {implant[0]}."
-    findings = {"implicated_hosts": [host], "iocs": [implant[2]],
-                "evidence": [{"index": "logs-endpoint.events.process-default", "id": "p-1", "why": "implant start"}]}
+    findings = {
+        "implicated_hosts": [host],
+        "iocs": [implant[2]],
+        "evidence": [{"index": "logs-endpoint.events.process-default", "id": "p-1", "why": "implant start"}],
+    }
 
     if MODE == "submit":
         wrong = call("submit_report", markdown=summary, findings="not an object")
@@ -93,8 +102,14 @@ def main() -> None:
     if MODE == "bad-report":
         send({"type": "report", "markdown": summary, "findings": "not an object"})
         return
-    send({"type": "report", "markdown": summary, "findings": findings,
-          "usage": {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.0042}})
+    send(
+        {
+            "type": "report",
+            "markdown": summary,
+            "findings": findings,
+            "usage": {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.0042},
+        }
+    )
     if MODE == "linger":
         time.sleep(3600)
     assert "submit_report" in names

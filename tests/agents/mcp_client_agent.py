@@ -27,8 +27,10 @@ async def main() -> int:
             await asyncio.sleep(3600)
         result = await client.call_tool(
             "esql_query",
-            {"query": f'FROM logs-endpoint.events.process-default | WHERE host.name == "{host}"'
-                      " | KEEP @timestamp, process.executable"},
+            {
+                "query": f'FROM logs-endpoint.events.process-default | WHERE host.name == "{host}"'
+                " | KEEP @timestamp, process.executable"
+            },
         )
         assert not result.is_error, result
         rows = result.structured_content["values"]
@@ -40,7 +42,10 @@ async def main() -> int:
             return 0
         done = await client.call_tool(
             "submit_report",
-            {"markdown": f"{host} ran {rows[-1][1]} at {rows[-1][0]}.", "findings": {"implicated_hosts": [host]}},
+            {
+                "markdown": f"{host} ran {rows[-1][1]} at {rows[-1][0]}.",
+                "findings": {"implicated_hosts": [host]},
+            },
         )
         assert not done.is_error and done.structured_content == {"acknowledged": True}, done
     return 0

@@ -40,7 +40,11 @@ class ReplayServer:
                 with owner._lock:
                     n = len(owner.requests)
                     owner.requests.append(
-                        {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": json.loads(raw or b"null")}
+                        {
+                            "path": self.path,
+                            "headers": {k.lower(): v for k, v in self.headers.items()},
+                            "body": json.loads(raw or b"null"),
+                        }
                     )
                     step = owner.steps[n] if n < len(owner.steps) else None
                 if step is None:

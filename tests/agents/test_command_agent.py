@@ -45,9 +45,19 @@ def test_report_message(tools):
     report = asyncio.run(agent(TRIGGER, tools))
     assert report["markdown"] == "web-01 ran /tmp/.sysupdate (pid 4242) at 2024-05-14T09:12:03.120Z."
     assert report["findings"]["iocs"] == ["/tmp/.sysupdate"]
-    assert [(n, ok) for n, _, ok in tools.calls] == [("list_indices", True), ("get_mappings", False), ("esql_query", True)]
-    assert agent.usage.to_dict() == {"llm_calls": 0, "llm_retries": 0, "input_tokens": 1200, "output_tokens": 300,
-                                     "total_tokens": 1500, "cost_usd": 0.0042}
+    assert [(n, ok) for n, _, ok in tools.calls] == [
+        ("list_indices", True),
+        ("get_mappings", False),
+        ("esql_query", True),
+    ]
+    assert agent.usage.to_dict() == {
+        "llm_calls": 0,
+        "llm_retries": 0,
+        "input_tokens": 1200,
+        "output_tokens": 300,
+        "total_tokens": 1500,
+        "cost_usd": 0.0042,
+    }
     assert tools.reports == []  # a report message is the agent's answer, not a tool call
 
 
@@ -74,7 +84,10 @@ def test_malformed_line_names_the_line(tools):
 
 
 def test_bad_report_is_a_failure(tools):
-    with pytest.raises(AgentProcessError, match=r"malformed protocol line 5: bad report message: findings: Input should be a valid dictionary"):
+    with pytest.raises(
+        AgentProcessError,
+        match=r"malformed protocol line 5: bad report message: findings: Input should be a valid dictionary",
+    ):
         asyncio.run(agent_for("bad-report", timeout=30)(TRIGGER, tools))
 
 
@@ -117,7 +130,9 @@ def test_cancellation_kills_the_agent(tools, tmp_path):
 
 
 def test_missing_command(tools):
-    with pytest.raises(AgentProcessError, match=r"cannot start 'no-such-agent-binary': no such file or command"):
+    with pytest.raises(
+        AgentProcessError, match=r"cannot start 'no-such-agent-binary': no such file or command"
+    ):
         asyncio.run(command_agent("no-such-agent-binary --flag")(TRIGGER, tools))
     with pytest.raises(AgentProcessError, match="the agent command is empty"):
         command_agent("  ")
@@ -129,9 +144,15 @@ def test_missing_command(tools):
         ("[1]", "a message must be a JSON object, got a JSON list"),
         ('{"type": "log"}', "unknown message type 'log'; an agent sends 'call' or 'report'"),
         ('{"type": "call", "tool": "es_search"}', "bad call message: id: Field required"),
-        ('{"type": "call", "id": 1, "tool": "es_search", "args": [1]}', "bad call message: args: Input should be a valid dictionary"),
+        (
+            '{"type": "call", "id": 1, "tool": "es_search", "args": [1]}',
+            "bad call message: args: Input should be a valid dictionary",
+        ),
         ('{"type": "report"}', "bad report message: markdown: Field required"),
-        ('{"type": "report", "markdown": "x", "verdict": 1}', "bad report message: verdict: Extra inputs are not permitted"),
+        (
+            '{"type": "report", "markdown": "x", "verdict": 1}',
+            "bad report message: verdict: Extra inputs are not permitted",
+        ),
     ],
 )
 def test_protocol_line_errors(line, error):

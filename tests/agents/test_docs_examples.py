@@ -38,7 +38,13 @@ def _load(path: Path):
 
 
 def test_every_kind_has_an_example(examples):
-    assert sorted(examples) == ["async_agent.py", "cmd_agent.py", "local_llm.py", "mcp_agent.py", "simple_agent.py"]
+    assert sorted(examples) == [
+        "async_agent.py",
+        "cmd_agent.py",
+        "local_llm.py",
+        "mcp_agent.py",
+        "simple_agent.py",
+    ]
 
 
 def test_python_callables(examples):
@@ -46,18 +52,24 @@ def test_python_callables(examples):
     assert report["findings"] == {"implicated_hosts": ["web-01"], "iocs": ["/tmp/.sysupdate"]}
     assert "pid 4242 `/tmp/.sysupdate` (parent php-fpm)" in report["markdown"]
     text = asyncio.run(_load(examples["async_agent.py"]).investigate(TRIGGER, FakeTools()))
-    assert text == "# Data available\n\n- .ds-logs-endpoint.events.process-default-2024.05.14-000001\n" \
-                   "- .ds-logs-zeek.conn-default-2024.05.14-000001"
+    assert (
+        text == "# Data available\n\n- .ds-logs-endpoint.events.process-default-2024.05.14-000001\n"
+        "- .ds-logs-zeek.conn-default-2024.05.14-000001"
+    )
 
 
 def test_cmd_example(examples):
-    report = asyncio.run(command_agent([sys.executable, str(examples["cmd_agent.py"])], timeout=30)(TRIGGER, FakeTools()))
+    report = asyncio.run(
+        command_agent([sys.executable, str(examples["cmd_agent.py"])], timeout=30)(TRIGGER, FakeTools())
+    )
     assert report["markdown"].startswith("# web-01\n\n- 2024-05-14T09:11:58.004Z `/usr/bin/curl`")
 
 
 def test_mcp_example(examples):
     tools = FakeTools()
-    report = asyncio.run(mcp_agent([sys.executable, str(examples["mcp_agent.py"])], timeout=60)(TRIGGER, tools))
+    report = asyncio.run(
+        mcp_agent([sys.executable, str(examples["mcp_agent.py"])], timeout=60)(TRIGGER, tools)
+    )
     assert "- 2024-05-14T09:12:03.120Z `/tmp/.sysupdate`" in report["markdown"]
     assert tools.reports == [report]
 

@@ -53,7 +53,9 @@ def test_environment_supplies_url_and_key(clean_llm_env):
 
 
 def test_unknown_option_names_the_accepted_ones(clean_llm_env):
-    with pytest.raises(LLMError, match=r"unknown option\(s\) \['tool_result_role'\] for anthropic; accepted: "):
+    with pytest.raises(
+        LLMError, match=r"unknown option\(s\) \['tool_result_role'\] for anthropic; accepted: "
+    ):
         make_chat_model("anthropic:claude-haiku-4-5", api_key="k", tool_result_role="user")
     with pytest.raises(LLMError, match="tool_result_role must be 'tool' or 'user'"):
         make_chat_model("openai:gpt-4o", api_key="k", tool_result_role="system")
@@ -103,29 +105,60 @@ def test_call_with_retries_gives_up_on_permanent_errors():
 def test_sync_text_completion_for_the_judge(policy, clean_llm_env):
     steps = [
         {"status": 500, "body": {"error": {"message": "upstream failure", "type": "server_error"}}},
-        {"status": 200, "body": {"id": "c1", "object": "chat.completion", "created": 1, "model": "gpt-4.1-mini",
-                                 "choices": [{"index": 0, "finish_reason": "stop",
-                                              "message": {"role": "assistant", "content": "{\"verdict\": \"hit\"}"}}],
-                                 "usage": {"prompt_tokens": 1000, "completion_tokens": 10, "total_tokens": 1010}}},
+        {
+            "status": 200,
+            "body": {
+                "id": "c1",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "gpt-4.1-mini",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": '{"verdict": "hit"}'},
+                    }
+                ],
+                "usage": {"prompt_tokens": 1000, "completion_tokens": 10, "total_tokens": 1010},
+            },
+        },
     ]
     with ReplayServer(steps) as server:
         model = make_chat_model("openai:gpt-4.1-mini", base_url=server.url + "/v1", policy=policy)
         text, usage = model.complete_text("You grade checkpoints.", "Checkpoint: ...")
     assert text == '{"verdict": "hit"}'
-    assert usage == {"provider": "openai", "model": "gpt-4.1-mini", "llm_calls": 1, "llm_retries": 1,
-                     "input_tokens": 1000, "output_tokens": 10, "total_tokens": 1010,
-                     "cost_usd": round((1000 * 0.40 + 10 * 1.60) / 1e6, 6)}
+    assert usage == {
+        "provider": "openai",
+        "model": "gpt-4.1-mini",
+        "llm_calls": 1,
+        "llm_retries": 1,
+        "input_tokens": 1000,
+        "output_tokens": 10,
+        "total_tokens": 1010,
+        "cost_usd": round((1000 * 0.40 + 10 * 1.60) / 1e6, 6),
+    }
     body = server.bodies()[1]
     assert "tools" not in body and "tool_choice" not in body
-    assert body["messages"] == [{"role": "system", "content": "You grade checkpoints."},
-                                {"role": "user", "content": "Checkpoint: ..."}]
+    assert body["messages"] == [
+        {"role": "system", "content": "You grade checkpoints."},
+        {"role": "user", "content": "Checkpoint: ..."},
+    ]
     assert policy.waits == [1.0]
 
 
 def test_anthropic_text_completion(policy, clean_llm_env):
-    step = {"status": 200, "body": {"id": "m1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
-                                    "content": [{"type": "text", "text": "partial"}], "stop_reason": "end_turn",
-                                    "usage": {"input_tokens": 50, "output_tokens": 2}}}
+    step = {
+        "status": 200,
+        "body": {
+            "id": "m1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-haiku-4-5",
+            "content": [{"type": "text", "text": "partial"}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 50, "output_tokens": 2},
+        },
+    }
     with ReplayServer([step]) as server:
         model = make_chat_model("anthropic:claude-haiku-4-5", base_url=server.url, policy=policy)
         text, usage = model.complete_text("sys", "user")
@@ -134,10 +167,17 @@ def test_anthropic_text_completion(policy, clean_llm_env):
 
 
 def test_permanent_http_error_is_not_retried(policy, clean_llm_env):
-    step = {"status": 400, "body": {"error": {"message": "Unsupported parameter: 'temperature'", "type": "invalid_request_error"}}}
+    step = {
+        "status": 400,
+        "body": {
+            "error": {"message": "Unsupported parameter: 'temperature'", "type": "invalid_request_error"}
+        },
+    }
     with ReplayServer([step]) as server:
         model = make_chat_model("openai:o3", base_url=server.url + "/v1", policy=policy)
-        with pytest.raises(LLMError, match=r"^openai:o3: HTTP error 400: Unsupported parameter: 'temperature'$"):
+        with pytest.raises(
+            LLMError, match=r"^openai:o3: HTTP error 400: Unsupported parameter: 'temperature'$"
+        ):
             model.complete_text("s", "u")
     assert policy.waits == [] and len(server.requests) == 1
 
@@ -177,7 +217,9 @@ def test_price_overrides(tmp_path, clean_llm_env):
     path = tmp_path / "prices.json"
     path.write_text(json.dumps({"models": {"gpt-4o": {"input": 1, "output": 2}}}))
     clean_llm_env("SOCLAB_LLM_PRICES", str(path))
-    assert lookup_price("gpt-4o", price_table({"gpt-4o-mini": {"input": 9, "output": 9}})) == Price(input=1, output=2)
+    assert lookup_price("gpt-4o", price_table({"gpt-4o-mini": {"input": 9, "output": 9}})) == Price(
+        input=1, output=2
+    )
     assert lookup_price("gpt-4o-mini", price_table({"gpt-4o-mini": {"input": 9, "output": 9}})).input == 9
     path.write_text('{"gpt-4o": {"input": "cheap"}}')
     with pytest.raises(LLMError, match=r"SOCLAB_LLM_PRICES=.*prices.json: model 'gpt-4o': input: "):
@@ -191,8 +233,14 @@ def test_usage_cost():
     usage = Usage(provider="openai", model="m", price=Price(input=2.0, output=8.0))
     usage.add(1_000_000, 500_000, retries=1)
     usage.add(10, 0)
-    assert usage.to_dict() == {"llm_calls": 2, "llm_retries": 1, "input_tokens": 1_000_010, "output_tokens": 500_000,
-                               "total_tokens": 1_500_010, "cost_usd": 6.00002}
+    assert usage.to_dict() == {
+        "llm_calls": 2,
+        "llm_retries": 1,
+        "input_tokens": 1_000_010,
+        "output_tokens": 500_000,
+        "total_tokens": 1_500_010,
+        "cost_usd": 6.00002,
+    }
     assert Usage().to_dict()["cost_usd"] is None
 
 
@@ -200,7 +248,9 @@ def test_usage_cost():
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
+    ),
     max_leaves=10,
 )
 json_objects = st.dictionaries(st.text(max_size=10), json_values, max_size=4)
@@ -237,7 +287,9 @@ def test_argument_errors():
 
 
 def _search(n: int, width: int) -> dict:
-    hits = [{"_index": "logs-x", "_id": str(i), "_source": {"message": "x" * width, "n": i}} for i in range(n)]
+    hits = [
+        {"_index": "logs-x", "_id": str(i), "_source": {"message": "x" * width, "n": i}} for i in range(n)
+    ]
     return {"took": 1, "timed_out": False, "hits": {"total": {"value": n, "relation": "eq"}, "hits": hits}}
 
 

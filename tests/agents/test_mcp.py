@@ -23,7 +23,10 @@ HERE = Path(__file__).parent
 READ_CALLS = {
     "list_indices": {"pattern": "logs-*"},
     "get_mappings": {"index": "logs-zeek.conn-default"},
-    "es_search": {"index": "logs-endpoint.events.process-default", "body": {"query": {"term": {"host.name": "db-01"}}}},
+    "es_search": {
+        "index": "logs-endpoint.events.process-default",
+        "body": {"query": {"term": {"host.name": "db-01"}}},
+    },
     "esql_query": {"query": "FROM logs-zeek.conn-default | KEEP source.ip, destination.ip"},
 }
 
@@ -89,7 +92,9 @@ def test_http_round_trip(mode):
 
 def test_stdio_round_trip():
     params = StdioServerParameters(
-        command=sys.executable, args=[str(HERE / "mcp_stdio_server.py"), json.dumps(TRIGGER)], env=dict(os.environ)
+        command=sys.executable,
+        args=[str(HERE / "mcp_stdio_server.py"), json.dumps(TRIGGER)],
+        env=dict(os.environ),
     )
 
     async def main() -> list[dict]:
@@ -115,8 +120,10 @@ def _agent(mode: str, **kw):
 
 def test_mcp_agent_reports_through_submit_report(tools):
     report = asyncio.run(_agent("report", timeout=60)(TRIGGER, tools))
-    assert report == {"markdown": "web-01 ran /tmp/.sysupdate at 2024-05-14T09:12:03.120Z.",
-                      "findings": {"implicated_hosts": ["web-01"]}}
+    assert report == {
+        "markdown": "web-01 ran /tmp/.sysupdate at 2024-05-14T09:12:03.120Z.",
+        "findings": {"implicated_hosts": ["web-01"]},
+    }
     assert tools.reports == [report]
     assert [n for n, _, _ in tools.calls] == ["esql_query", "submit_report"]
 
@@ -161,7 +168,9 @@ sys.exit(main(sys.argv[1:]))
 
 def test_cli_serves_a_case_on_stdio():
     code = CLI_WITH_FAKE_CASE.format(here=str(HERE), trigger=json.dumps(TRIGGER))
-    params = StdioServerParameters(command=sys.executable, args=["-c", code, "mcp", "--case", "case-x"], env=dict(os.environ))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-c", code, "mcp", "--case", "case-x"], env=dict(os.environ)
+    )
 
     async def main() -> None:
         async with Client(params, mode="legacy") as client:

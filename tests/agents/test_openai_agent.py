@@ -15,7 +15,11 @@ from .replay import ReplayServer, load_exchange
 TRIGGER = {
     "type": "alert",
     "prompt": "Suspicious process with an outbound connection on web-01.",
-    "pivot": {"host.name": "web-01", "time_utc": "2024-05-14T09:12:03Z", "alert_rule": "Unusual Process Network Connection"},
+    "pivot": {
+        "host.name": "web-01",
+        "time_utc": "2024-05-14T09:12:03Z",
+        "alert_rule": "Unusual Process Network Connection",
+    },
 }
 
 
@@ -67,7 +71,10 @@ def test_investigation_end_to_end(tools, policy, clean_llm_env):
     assert "not valid JSON" in results["call_Esq1"] and "call it again" in results["call_Esq1"]
     unknown = json.loads(results["call_Sh3l"])
     assert unknown["error"]["type"] == "illegal_argument_exception"
-    assert "unknown tool [run_shell]" in unknown["error"]["reason"] and "esql_query" in unknown["error"]["reason"]
+    assert (
+        "unknown tool [run_shell]" in unknown["error"]["reason"]
+        and "esql_query" in unknown["error"]["reason"]
+    )
     hits = json.loads(results["call_Srch"])["hits"]["hits"]
     assert [h["_id"] for h in hits] == ["p-1", "p-2"]
     esql = json.loads(results["call_Esq2"])
@@ -83,7 +90,9 @@ def test_investigation_end_to_end(tools, policy, clean_llm_env):
     assert all(m["content"] is not None for m in assistants)
     assert assistants[0]["content"] == "" and assistants[2]["content"] == "Checking the network side."
     bad_args = json.loads(assistants[1]["tool_calls"][0]["function"]["arguments"])
-    assert bad_args == {"_unparseable_arguments": '{"query": "FROM logs-endpoint.events.process-default | LIMIT 5"'}
+    assert bad_args == {
+        "_unparseable_arguments": '{"query": "FROM logs-endpoint.events.process-default | LIMIT 5"'
+    }
 
     # Usage of the run: the five answered calls, two retries, priced as gpt-4o-mini.
     usage = agent.usage.to_dict()
@@ -104,15 +113,22 @@ def test_rate_limit_exhausted_is_a_clear_error(tools, policy, clean_llm_env):
         agent = openai_agent("gpt-4o-mini", base_url=server.url + "/v1", policy=policy)
         with pytest.raises(LLMError) as err:
             asyncio.run(agent(TRIGGER, tools))
-    assert str(err.value).startswith("openai:gpt-4o-mini: rate limited 429: Rate limit reached for gpt-4o-mini")
+    assert str(err.value).startswith(
+        "openai:gpt-4o-mini: rate limited 429: Rate limit reached for gpt-4o-mini"
+    )
     assert str(err.value).endswith("after 5 attempts")
     assert policy.waits == [2.0] * 4
     assert tools.calls == []
 
 
 def _completion(message: dict, usage: dict | None = None, finish: str = "tool_calls") -> dict:
-    body = {"id": "c", "object": "chat.completion", "created": 1, "model": "local",
-            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}]}
+    body = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "local",
+        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}],
+    }
     if usage is not None:
         body["usage"] = usage
     return {"status": 200, "body": body}
@@ -121,15 +137,31 @@ def _completion(message: dict, usage: dict | None = None, finish: str = "tool_ca
 def test_llama_cpp_quirks(tools, policy, clean_llm_env):
     """A llama.cpp-style server: HTML-escaped arguments, no tool-call ids, no usage, results as user text."""
     steps = [
-        _completion({"content": None, "tool_calls": [{"type": "function", "function": {
-            "name": "es_search",
-            "arguments": "{&quot;index&quot;: &quot;logs-zeek.conn-default&quot;, &quot;body&quot;: {&quot;size&quot;: 1}}"}}]}),
+        _completion(
+            {
+                "content": None,
+                "tool_calls": [
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": "es_search",
+                            "arguments": "{&quot;index&quot;: &quot;logs-zeek.conn-default&quot;,"
+                            " &quot;body&quot;: {&quot;size&quot;: 1}}",
+                        },
+                    }
+                ],
+            }
+        ),
         _completion({"content": "", "tool_calls": [{"function": {"name": "list_indices", "arguments": ""}}]}),
-        _completion({"content": "## Report\nOne connection from 10.0.1.15 to 203.0.113.45:443."}, finish="stop"),
+        _completion(
+            {"content": "## Report\nOne connection from 10.0.1.15 to 203.0.113.45:443."}, finish="stop"
+        ),
     ]
     clean_llm_env("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")  # overridden by the option below
     with ReplayServer(steps) as server:
-        agent = openai_agent("smollm2-135m", base_url=server.url + "/v1", tool_result_role="user", policy=policy)
+        agent = openai_agent(
+            "smollm2-135m", base_url=server.url + "/v1", tool_result_role="user", policy=policy
+        )
         report = asyncio.run(agent(TRIGGER, tools))
     assert report == {"markdown": "## Report\nOne connection from 10.0.1.15 to 203.0.113.45:443."}
     assert [(n, a) for n, a, _ in tools.calls] == [
@@ -139,7 +171,7 @@ def test_llama_cpp_quirks(tools, policy, clean_llm_env):
     last = server.bodies()[2]["messages"]
     assert [m["role"] for m in last] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert not any(m["role"] == "tool" for m in last)
-    assert last[3]["content"].startswith("Result of tool call call_0 (es_search):\n{\"took\":3")
+    assert last[3]["content"].startswith('Result of tool call call_0 (es_search):\n{"took":3')
     assert last[2]["content"] == "" and last[2]["tool_calls"][0]["id"] == "call_0"
     assert json.loads(last[2]["tool_calls"][0]["function"]["arguments"]) == tools.calls[0][1]
     assert agent.usage.to_dict()["input_tokens"] == 0 and agent.usage.calls == 3
@@ -155,13 +187,21 @@ def test_empty_answers_are_nudged_then_fail(tools, policy, clean_llm_env):
     assert nudges == [NUDGE, NUDGE]
     with ReplayServer([empty] * 3) as server:
         agent = openai_agent("gpt-4o", base_url=server.url + "/v1", policy=policy)
-        with pytest.raises(LLMError, match="openai:gpt-4o: the model gave 3 empty answers in a row and no report"):
+        with pytest.raises(
+            LLMError, match="openai:gpt-4o: the model gave 3 empty answers in a row and no report"
+        ):
             asyncio.run(agent(TRIGGER, tools))
 
 
 def test_turn_limit(tools, policy, clean_llm_env):
-    call = _completion({"content": "", "tool_calls": [{"id": "c1", "type": "function",
-                                                       "function": {"name": "list_indices", "arguments": "{}"}}]})
+    call = _completion(
+        {
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "list_indices", "arguments": "{}"}}
+            ],
+        }
+    )
     with ReplayServer([call] * 3) as server:
         agent = openai_agent("gpt-4o", base_url=server.url + "/v1", policy=policy, max_turns=3)
         with pytest.raises(LLMError, match="openai:gpt-4o: no report after 3 model turns"):
@@ -176,8 +216,14 @@ def test_non_tool_errors_end_the_run(policy, clean_llm_env):
         def call(self, name, /, **args):
             raise RuntimeError("tool-call budget of 0 exhausted")
 
-    call = _completion({"content": "", "tool_calls": [{"id": "c1", "type": "function",
-                                                       "function": {"name": "list_indices", "arguments": "{}"}}]})
+    call = _completion(
+        {
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "list_indices", "arguments": "{}"}}
+            ],
+        }
+    )
     with ReplayServer([call]) as server:
         agent = openai_agent("gpt-4o", base_url=server.url + "/v1", policy=policy)
         with pytest.raises(RuntimeError, match="budget"):
@@ -189,6 +235,8 @@ def test_settings_are_published(clean_llm_env):
     agent = openai_agent("gpt-4o-mini", api_key="k", system_prompt="Custom prompt.")
     settings = agent.settings()
     assert settings["model"] == "gpt-4o-mini" and settings["temperature"] == 0 and settings["seed"] == 0
-    assert settings["prompt_version"] == "soclab-agent-prompt/1+custom" and len(settings["prompt_sha256"]) == 16
+    assert (
+        settings["prompt_version"] == "soclab-agent-prompt/1+custom" and len(settings["prompt_sha256"]) == 16
+    )
     assert settings["price_per_mtok"] == {"input": 0.15, "output": 0.60}
     assert openai_agent("gpt-4o-mini", api_key="k").settings()["prompt_version"] == "soclab-agent-prompt/1"

@@ -304,14 +304,20 @@ class CommandAgent:
     def _malformed(self, line_no: int, line: str, why: str, stderr: StderrTail) -> AgentProcessError:
         shown = line if len(line) <= 300 else line[:300] + f"... ({len(line)} characters)"
         return AgentProcessError(
-            f"{self.name}: malformed protocol line {line_no}: {why}\n  line {line_no}: {shown}" + stderr.suffix()
+            f"{self.name}: malformed protocol line {line_no}: {why}\n  line {line_no}: {shown}"
+            + stderr.suffix()
         )
 
     async def _converse(
         self, proc: asyncio.subprocess.Process, trigger: dict[str, Any], tools: Tools, stderr: StderrTail
     ) -> dict[str, Any]:
         assert proc.stdout is not None
-        start: dict[str, Any] = {"type": "start", "protocol": PROTOCOL_VERSION, "trigger": trigger, "tools": tools.specs()}
+        start: dict[str, Any] = {
+            "type": "start",
+            "protocol": PROTOCOL_VERSION,
+            "trigger": trigger,
+            "tools": tools.specs(),
+        }
         start["limits"] = {"timeout_s": self.timeout} if self.timeout is not None else {}
         await self._send(proc, start, stderr)
         line_no = 0
@@ -325,7 +331,8 @@ class CommandAgent:
             if not raw:
                 returncode = await proc.wait()
                 raise AgentProcessError(
-                    f"{self.name}: the agent {exit_description(returncode)} before sending a report" + stderr.suffix()
+                    f"{self.name}: the agent {exit_description(returncode)} before sending a report"
+                    + stderr.suffix()
                 )
             line_no += 1
             try:

@@ -105,7 +105,9 @@ class LLMAgent:
                     return {"markdown": turn.text}
                 empty_answers += 1
                 if empty_answers > MAX_NUDGES:
-                    raise LLMError(f"{self.name}: the model gave {empty_answers} empty answers in a row and no report")
+                    raise LLMError(
+                        f"{self.name}: the model gave {empty_answers} empty answers in a row and no report"
+                    )
                 messages.append(UserMessage(NUDGE))
                 continue
             empty_answers = 0
@@ -125,9 +127,13 @@ class LLMAgent:
     ) -> tuple[ToolResult, dict[str, Any] | None]:
         """Run one tool call: (what the model reads back, the report if this call ended the run)."""
         if call.error is not None or call.arguments is None:
-            return _error_result(call, f"tool call [{call.name}]: {call.error}; call it again with valid arguments"), None
+            return _error_result(
+                call, f"tool call [{call.name}]: {call.error}; call it again with valid arguments"
+            ), None
         if call.name not in ALL_TOOLS:
-            return _error_result(call, f"unknown tool [{call.name}]; the available tools are: {', '.join(offered)}"), None
+            return _error_result(
+                call, f"unknown tool [{call.name}]; the available tools are: {', '.join(offered)}"
+            ), None
         args = call.arguments
         report: dict[str, Any] | None = None
         if call.name == REPORT_TOOL:

@@ -83,10 +83,17 @@ class McpAgent:
 
         server = build_server(tools, trigger=trigger, on_report=on_report, on_fatal=on_fatal)
         async with serving_http(server, self.host) as url:
-            env = {**self.env, URL_ENV: url, TRIGGER_ENV: json.dumps(trigger, ensure_ascii=False, default=str)}
+            env = {
+                **self.env,
+                URL_ENV: url,
+                TRIGGER_ENV: json.dumps(trigger, ensure_ascii=False, default=str),
+            }
             proc = await spawn(self.argv, env=env, cwd=self.cwd, stdin=False, label=self.name)
             stderr, stdout = StderrTail(), StderrTail()
-            drains = [asyncio.create_task(stderr.drain(proc.stderr)), asyncio.create_task(stdout.drain(proc.stdout))]
+            drains = [
+                asyncio.create_task(stderr.drain(proc.stderr)),
+                asyncio.create_task(stdout.drain(proc.stdout)),
+            ]
             exited = asyncio.create_task(proc.wait())
             reported = asyncio.create_task(settled.wait())
             try:
@@ -110,9 +117,8 @@ class McpAgent:
                     await stop(proc, self.grace)  # it has its acknowledgement: let it close its session
                     return reports[-1]
                 raise AgentProcessError(
-                    f"{self.name}: the agent {exit_description(proc.returncode)} without calling submit_report"
-                    + stderr.suffix()
-                    + stdout.suffix("stdout")
+                    f"{self.name}: the agent {exit_description(proc.returncode)}"
+                    " without calling submit_report" + stderr.suffix() + stdout.suffix("stdout")
                 )
             finally:
                 kill_group(proc)

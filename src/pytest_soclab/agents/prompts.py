@@ -63,7 +63,9 @@ def user_prompt(trigger: dict[str, Any]) -> str:
     text = str(trigger.get("prompt") or "").strip()
     details = json.dumps(trigger, indent=2, ensure_ascii=False, sort_keys=True, default=str)
     head = f"Investigate this {kind}."
-    return f"{head}\n\n{text}\n\nTrigger (JSON):\n{details}" if text else f"{head}\n\nTrigger (JSON):\n{details}"
+    return (
+        f"{head}\n\n{text}\n\nTrigger (JSON):\n{details}" if text else f"{head}\n\nTrigger (JSON):\n{details}"
+    )
 
 
 def prompt_settings(system_prompt: str = SYSTEM_PROMPT) -> dict[str, str]:

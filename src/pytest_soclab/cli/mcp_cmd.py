@@ -27,11 +27,17 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--scenario", metavar="FILE", help="a task or scenario file: its trigger, allowed tools and scope"
     )
-    p.add_argument("--mode", choices=("baseline", "protected"), default="protected",
-                   help="protected: every tool call passes the guard (default)")
+    p.add_argument(
+        "--mode",
+        choices=("baseline", "protected"),
+        default="protected",
+        help="protected: every tool call passes the guard (default)",
+    )
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP: a loopback address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8765, help="HTTP: the port (default 8765, 0 for any free port)")
+    p.add_argument(
+        "--port", type=int, default=8765, help="HTTP: the port (default 8765, 0 for any free port)"
+    )
     p.set_defaults(func=run)
 
 
@@ -53,13 +59,20 @@ def run(args: argparse.Namespace) -> int:
     tools, trigger = case_tools(args)
 
     def on_report(report: dict[str, Any]) -> None:
-        print(f"soclab mcp: report received ({len(report['markdown'])} characters of markdown)", file=sys.stderr)
+        print(
+            f"soclab mcp: report received ({len(report['markdown'])} characters of markdown)", file=sys.stderr
+        )
 
     server = build_server(tools, trigger=trigger, on_report=on_report)
     if args.transport == "stdio":
         asyncio.run(serve_stdio(server))
     else:
         asyncio.run(
-            serve_http(server, args.host, args.port, announce=lambda url: print(f"soclab mcp: serving {url}", file=sys.stderr, flush=True))
+            serve_http(
+                server,
+                args.host,
+                args.port,
+                announce=lambda url: print(f"soclab mcp: serving {url}", file=sys.stderr, flush=True),
+            )
         )
     return 0

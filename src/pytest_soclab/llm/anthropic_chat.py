@@ -53,9 +53,18 @@ def _block_param(block: Any) -> dict[str, Any]:
     if kind == "text":
         return {"type": "text", "text": _get(block, "text") or ""}
     if kind == "tool_use":
-        return {"type": "tool_use", "id": _get(block, "id"), "name": _get(block, "name"), "input": _get(block, "input")}
+        return {
+            "type": "tool_use",
+            "id": _get(block, "id"),
+            "name": _get(block, "name"),
+            "input": _get(block, "input"),
+        }
     if kind == "thinking":
-        return {"type": "thinking", "thinking": _get(block, "thinking"), "signature": _get(block, "signature")}
+        return {
+            "type": "thinking",
+            "thinking": _get(block, "thinking"),
+            "signature": _get(block, "signature"),
+        }
     if kind == "redacted_thinking":
         return {"type": "redacted_thinking", "data": _get(block, "data")}
     if isinstance(block, dict):
@@ -176,7 +185,12 @@ class AnthropicChatModel(ChatModel):
             return "assistant", [_block_param(b) for b in blocks]
         if isinstance(msg, ToolResultsMessage):
             return "user", [
-                {"type": "tool_result", "tool_use_id": r.call_id, "content": r.content, "is_error": r.is_error}
+                {
+                    "type": "tool_result",
+                    "tool_use_id": r.call_id,
+                    "content": r.content,
+                    "is_error": r.is_error,
+                }
                 for r in msg.results
             ]
         raise TypeError(f"not a chat message: {msg!r}")
@@ -221,7 +235,9 @@ class AnthropicChatModel(ChatModel):
     def chat(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> ChatTurn:
         req = self.request(system, messages, tools)
         client = self._sync_client()
-        resp, retries = call_with_retries(self.spec, lambda: client.messages.create(**req), self._classify, self.policy)
+        resp, retries = call_with_retries(
+            self.spec, lambda: client.messages.create(**req), self._classify, self.policy
+        )
         return self.parse(resp, retries)
 
     async def achat(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> ChatTurn:

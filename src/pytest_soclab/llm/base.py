@@ -127,6 +127,7 @@ class ChatModel(ABC):
     async def achat(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> ChatTurn:
         """The async twin of chat."""
 
+    @abstractmethod
     async def aclose(self) -> None:
         """Release the async HTTP client bound to the running event loop (if any)."""
 

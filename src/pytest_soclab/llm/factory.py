@@ -1,15 +1,19 @@
-"""`make_chat_model("openai:MODEL" | "anthropic:MODEL", ...)`: the one way agents and the judge get a model."""
+"""`make_chat_model("openai:MODEL" | "anthropic:MODEL", ...)`: how agents and the judge get a model."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_soclab.llm.base import ChatModel
 from pytest_soclab.llm.errors import LLMError
 from pytest_soclab.llm.retry import RetryPolicy
 from pytest_soclab.llm.usage import lookup_price, price_table
+
+if TYPE_CHECKING:
+    from pytest_soclab.llm.anthropic_chat import AnthropicChatModel
+    from pytest_soclab.llm.openai_chat import OpenAIChatModel
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic")
 
@@ -20,11 +24,13 @@ def parse_spec(spec: str) -> tuple[str, str]:
     provider = provider.strip().lower()
     model = model.strip()
     if not sep or provider not in PROVIDERS or not model:
-        raise LLMError(f"bad model spec {spec!r}: expected one of " + ", ".join(f"'{p}:MODEL'" for p in PROVIDERS))
+        raise LLMError(
+            f"bad model spec {spec!r}: expected one of " + ", ".join(f"'{p}:MODEL'" for p in PROVIDERS)
+        )
     return provider, model
 
 
-def _provider_class(provider: str) -> type[ChatModel]:
+def _provider_class(provider: str) -> type[OpenAIChatModel] | type[AnthropicChatModel]:
     # Imported here so that each provider module (and its SDK) loads only when used.
     if provider == "openai":
         from pytest_soclab.llm.openai_chat import OpenAIChatModel

@@ -1,8 +1,8 @@
-"""Chat completions with tool calling against OpenAI or any OpenAI-compatible server (vLLM, Ollama, llama.cpp).
+"""Chat completions with tool calling: OpenAI, or any OpenAI-compatible server (vLLM, Ollama, llama.cpp).
 
 Compatibility choices, each for a server seen to need it:
 - `tool_choice` is always sent with tools (llama.cpp servers ignore the tools without it);
-- an assistant message with tool calls carries `content: ""`, never null (llama.cpp answers null with HTTP 500);
+- an assistant message with tool calls carries `content: ""`, never null (llama.cpp answers null with a 500);
 - tool-call arguments are parsed leniently (raw newlines, HTML-escaped quotes) and sent back re-serialized;
 - `tool_result_role="user"` sends tool results as a user message, for chat formats that drop `role: tool`
   messages (llama-cpp-python's `chatml-function-calling`);
@@ -90,7 +90,9 @@ class OpenAIChatModel(ChatModel):
         if tool_choice not in ("auto", "required"):
             raise LLMError(f"openai:{model}: tool_choice must be 'auto' or 'required', got {tool_choice!r}")
         if tool_result_role not in ("tool", "user"):
-            raise LLMError(f"openai:{model}: tool_result_role must be 'tool' or 'user', got {tool_result_role!r}")
+            raise LLMError(
+                f"openai:{model}: tool_result_role must be 'tool' or 'user', got {tool_result_role!r}"
+            )
         self.tool_choice = tool_choice
         self.tool_result_role = tool_result_role
         self.extra_body = dict(extra_body or {})
@@ -189,7 +191,9 @@ class OpenAIChatModel(ChatModel):
             return [out]
         if isinstance(msg, ToolResultsMessage):
             if self.tool_result_role == "tool":
-                return [{"role": "tool", "tool_call_id": r.call_id, "content": r.content} for r in msg.results]
+                return [
+                    {"role": "tool", "tool_call_id": r.call_id, "content": r.content} for r in msg.results
+                ]
             parts = [f"Result of tool call {r.call_id} ({r.name}):\n{r.content}" for r in msg.results]
             return [{"role": "user", "content": "\n\n".join(parts)}]
         raise TypeError(f"not a chat message: {msg!r}")

@@ -33,7 +33,11 @@ def _longest_list(value: Any) -> int:
             lengths.append(len(value["values"]))
         aggs = value.get("aggregations")
         if isinstance(aggs, dict):
-            lengths += [len(a["buckets"]) for a in aggs.values() if isinstance(a, dict) and isinstance(a.get("buckets"), list)]
+            lengths += [
+                len(a["buckets"])
+                for a in aggs.values()
+                if isinstance(a, dict) and isinstance(a.get("buckets"), list)
+            ]
     return max(lengths)
 
 

@@ -42,7 +42,9 @@ def _parse_price_table(raw: Any, origin: str) -> dict[str, Price]:
     if isinstance(raw, dict) and "models" in raw:
         raw = raw["models"]
     if not isinstance(raw, dict):
-        raise LLMError(f"{origin}: expected a JSON object of model -> {{input, output}} (USD per million tokens)")
+        raise LLMError(
+            f"{origin}: expected a JSON object of model -> {{input, output}} (USD per million tokens)"
+        )
     out: dict[str, Price] = {}
     for name, p in raw.items():
         try:
@@ -83,15 +85,15 @@ def lookup_price(model: str, table: Mapping[str, Price]) -> Price | None:
         return table[model]
     best: str | None = None
     for name in table:
-        if model.startswith(name) and _SNAPSHOT_SUFFIX.match(model[len(name) :]):
-            if best is None or len(name) > len(best):
-                best = name
+        snapshot = model.startswith(name) and _SNAPSHOT_SUFFIX.match(model[len(name) :])
+        if snapshot and (best is None or len(name) > len(best)):
+            best = name
     return table[best] if best is not None else None
 
 
 @dataclass
 class Usage:
-    """What one run (or one call) of a model consumed. `cost_usd` is None when the model has no known price."""
+    """What one run (or one call) of a model consumed. `cost_usd` is None when no price is known."""
 
     provider: str = ""
     model: str = ""
