@@ -197,6 +197,9 @@ async def serving_http(server: Any, host: str = "127.0.0.1", port: int = 0) -> A
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Inherited by accepted connections (Linux): without it a streamed response meets the client's
+        # delayed ACK, and each tool call of the 2026 protocol era takes ~44 ms instead of ~2 ms.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
     except OSError as exc:
         sock.close()

@@ -220,8 +220,11 @@ class OpenAIChatModel(ChatModel):
                 )
             )
         usage = _get(resp, "usage")
+        content = _get(message, "content") or ""
+        if isinstance(content, list):  # content parts, as some servers answer
+            content = "".join(str(_get(part, "text") or "") for part in content)
         return ChatTurn(
-            text=_get(message, "content") or "",
+            text=str(content),
             tool_calls=calls,
             stop_reason=str(_get(choice, "finish_reason") or ""),
             input_tokens=int(_get(usage, "prompt_tokens", 0) or 0),
