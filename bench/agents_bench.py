@@ -58,7 +58,8 @@ import json, sys
 n = int(sys.argv[1])
 start = json.loads(sys.stdin.readline())
 for i in range(n):
-    print(json.dumps({"type": "call", "id": i, "tool": "esql_query", "args": {"query": "FROM logs-*"}}), flush=True)
+    call = {"type": "call", "id": i, "tool": "esql_query", "args": {"query": "FROM logs-*"}}
+    print(json.dumps(call), flush=True)
     json.loads(sys.stdin.readline())
 print(json.dumps({"type": "report", "markdown": "done"}), flush=True)
 """
@@ -134,13 +135,25 @@ class _FakeOpenAI(BaseHTTPRequestHandler):
             message: dict[str, Any] = {"role": "assistant", "content": "report"}
         else:
             args = json.dumps({"query": "FROM logs-*"})
-            message = {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c", "type": "function", "function": {"name": "esql_query", "arguments": args}}]}
-        payload = json.dumps({
-            "id": "x", "object": "chat.completion", "created": 0, "model": "bench",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop" if done else "tool_calls"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        }).encode()
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c", "type": "function", "function": {"name": "esql_query", "arguments": args}}
+                ],
+            }
+        payload = json.dumps(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "bench",
+                "choices": [
+                    {"index": 0, "message": message, "finish_reason": "stop" if done else "tool_calls"}
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(payload)))
@@ -165,8 +178,10 @@ def bench_llm(n: int) -> dict[str, float]:
 
 
 def bench_bounded() -> dict[str, float]:
-    hits = [{"_index": "logs-x", "_id": str(i), "_source": {"host": {"name": f"h{i}"}, "message": "m" * 80}}
-            for i in range(10_000)]
+    hits = [
+        {"_index": "logs-x", "_id": str(i), "_source": {"host": {"name": f"h{i}"}, "message": "m" * 80}}
+        for i in range(10_000)
+    ]
     value = {"took": 5, "hits": {"total": {"value": 10_000, "relation": "eq"}, "hits": hits}}
     times = []
     for _ in range(5):

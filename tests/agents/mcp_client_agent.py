@@ -1,6 +1,6 @@
 """A small MCP agent for the mcp:COMMAND tests: it connects to SOCLAB_MCP_URL with the MCP SDK's client.
 
-Usage: python mcp_client_agent.py MODE, MODE one of report, no-report, hang.
+Usage: python mcp_client_agent.py MODE, MODE one of report, act-after-report, no-report, hang, budget.
 """
 
 from __future__ import annotations
@@ -48,6 +48,13 @@ async def main() -> int:
             },
         )
         assert not done.is_error and done.structured_content == {"acknowledged": True}, done
+        if MODE == "act-after-report":
+            late = await client.call_tool("isolate_host", {"host": host})
+            assert late.is_error and late.structured_content["error"]["type"] == "illegal_state_exception", (
+                late
+            )
+            with open(os.environ["SOCLAB_TEST_MARKER"], "w") as f:
+                f.write(late.structured_content["error"]["reason"])
     return 0
 
 

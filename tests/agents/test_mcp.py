@@ -128,6 +128,19 @@ def test_mcp_agent_reports_through_submit_report(tools):
     assert [n for n, _, _ in tools.calls] == ["esql_query", "submit_report"]
 
 
+def test_nothing_runs_after_the_report(tools, tmp_path):
+    marker = tmp_path / "marker"
+    report = asyncio.run(
+        _agent("act-after-report", timeout=60, env={"SOCLAB_TEST_MARKER": str(marker)})(TRIGGER, tools)
+    )
+    assert marker.read_text() == "the investigation has ended: submit_report was accepted"
+    assert tools.reports == [report]
+    assert [n for n, _, _ in tools.calls] == [
+        "esql_query",
+        "submit_report",
+    ]  # isolate_host never reached them
+
+
 def test_mcp_agent_without_report(tools):
     with pytest.raises(AgentProcessError) as err:
         asyncio.run(_agent("no-report", timeout=60)(TRIGGER, tools))

@@ -32,6 +32,7 @@ from pytest_soclab.agents.command import (
     spawn,
     stop,
 )
+from pytest_soclab.errors import ToolError
 from pytest_soclab.llm.usage import Usage
 from pytest_soclab.mcp_server import build_server, serving_http
 from pytest_soclab.tools import Tools
@@ -39,6 +40,24 @@ from pytest_soclab.tools import Tools
 URL_ENV = "SOCLAB_MCP_URL"
 TRIGGER_ENV = "SOCLAB_TRIGGER"
 DEFAULT_GRACE_S = 5.0
+
+
+class _EndingTools:
+    """The tools until a report is in; after it, every call is refused (the investigation has ended)."""
+
+    def __init__(self, tools: Tools):
+        self._tools = tools
+        self.ended = False
+
+    def specs(self) -> list[dict[str, Any]]:
+        return self._tools.specs()
+
+    def call(self, name: str, /, **args: Any) -> dict[str, Any]:
+        if self.ended:
+            raise ToolError(
+                409, "illegal_state_exception", "the investigation has ended: submit_report was accepted"
+            )
+        return self._tools.call(name, **args)
 
 
 class McpAgent:
@@ -73,7 +92,10 @@ class McpAgent:
         fatal: list[BaseException] = []
         settled = asyncio.Event()
 
+        gated = _EndingTools(tools)
+
         def on_report(report: dict[str, Any]) -> None:
+            gated.ended = True
             reports.append(report)
             settled.set()
 
@@ -81,7 +103,7 @@ class McpAgent:
             fatal.append(exc)
             settled.set()
 
-        server = build_server(tools, trigger=trigger, on_report=on_report, on_fatal=on_fatal)
+        server = build_server(gated, trigger=trigger, on_report=on_report, on_fatal=on_fatal)
         async with serving_http(server, self.host) as url:
             env = {
                 **self.env,
@@ -115,7 +137,7 @@ class McpAgent:
                     raise fatal[0]
                 if reports:
                     await stop(proc, self.grace)  # it has its acknowledgement: let it close its session
-                    return reports[-1]
+                    return reports[0]
                 raise AgentProcessError(
                     f"{self.name}: the agent {exit_description(proc.returncode)}"
                     " without calling submit_report" + stderr.suffix() + stdout.suffix("stdout")
