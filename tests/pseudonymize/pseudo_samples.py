@@ -20,7 +20,7 @@ HOSTS = ["web-01", "db-02", "ws-fin-07", "dc01"]
 USERS = ["alice", "bob.smith", "svc_backup", "carol", "dave"]
 # Tokens of names that must not survive (domains: their non-suffix labels).
 NAME_TOKENS = HOSTS + USERS + ["acme-widgets", "evil-c2", "update-check", "acme", "martin", "jones", "stage-host"]
-IPS = [ATTACKER_IP, "10.20.1.15", "10.20.1.16", "10.20.5.33", "10.20.0.10", "198.51.100.23", ATTACKER_IP6,
+IPS = [ATTACKER_IP, "10.20.1.15", "10.20.2.20", "10.20.1.16", "10.20.5.33", "10.20.0.10", "45.83.64.11", ATTACKER_IP6,
        "fd12:3456::10", "91.198.174.192"]
 
 
@@ -254,6 +254,14 @@ def documents() -> list[dict[str, Any]]:
             "event": {"dataset": "zeek.dns"},
             "message": f"PTR 47.101.220.185.in-addr.arpa -> stage-host.evil-c2.xyz; also from [{ATTACKER_IP6}]:443",
         },
+        {  # the decoy: a database server that did nothing wrong
+            "@timestamp": "2024-05-01T10:02:00.000Z",
+            "event": {"dataset": "endpoint.events.process", "category": ["process"]},
+            "host": _defend_host("db-02", "10.20.2.20"),
+            "process": {"name": "pg_dump", "command_line": "pg_dump -h db-02 -U svc_backup appdb",
+                        "executable": "/usr/bin/pg_dump", "pid": 777},
+            "user": {"name": "svc_backup"},
+        },
         {  # e-mail
             "@timestamp": "2024-05-01T07:00:00.000Z",
             "email": {"from": {"address": ["carol@acme-widgets.com"]},
@@ -263,7 +271,7 @@ def documents() -> list[dict[str, Any]]:
             "user": {"email": "carol@acme-widgets.com", "full_name": "Carol Jones", "name": "carol"},
             "related": {"user": ["carol", "dave"]},
             "url": {"full": "https://portal.acme-widgets.com/login?user=dave"},
-            "source": {"ip": "198.51.100.23"},
+            "source": {"ip": "45.83.64.11"},
             "message": "Mail from carol@acme-widgets.com to dave@acme-widgets.com relayed by 91.198.174.192; "
                        "Alice Martin cc'd",
         },
