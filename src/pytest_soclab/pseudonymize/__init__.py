@@ -1,0 +1,14 @@
+"""Keyed, deterministic, correlation-preserving pseudonymization of corpora, tasks, evidence and results.
+
+    from pytest_soclab.pseudonymize import Pseudonymizer, load_key
+    p = Pseudonymizer(load_key("secret.key"))
+    p.learn_documents(docs); p.learn_task(task)      # learn everything first
+    new_docs = [p.document(d) for d in docs]; new_task = p.task(task)
+
+See docs/pseudonymize.md.
+"""
+
+from pytest_soclab.pseudonymize.keys import KEY_ENV_VAR, MIN_KEY_BYTES, PseudonymKeyError, key_id, load_key
+from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
+
+__all__ = ["KEY_ENV_VAR", "MIN_KEY_BYTES", "PseudonymKeyError", "Pseudonymizer", "key_id", "load_key"]

@@ -1,0 +1,412 @@
+"""ECS documents: which field holds which kind of entity, and the walkers that learn and transform.
+
+A field's kind comes from its dotted path (nested objects and dotted keys alike):
+`source.ip` is an address, `host.name` a host, `user.name` a user, `dns.question.name`
+a domain, `process.command_line` free text, `file.hash.sha256` and
+`threat.technique.id` are kept. What a kind changes:
+
+- learning: typed fields teach the names that free text will then hide;
+- transforming: almost every string goes through the one text transformation (so a
+  value is pseudonymized the same whether it sits in its field or inside a message);
+  kept fields are copied; `dns.question.subdomain` has every label replaced.
+
+Unknown fields are free text: only addresses and learned names in them change.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from pytest_soclab.reference import ecs_fields
+
+if TYPE_CHECKING:
+    from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
+
+# Kinds (small ints: compared in the hot loop).
+KEEP, TEXT, IP, HOST, DOMAIN, USER, EMAIL, FULL_NAME, ADDRESS, URL, LABELS, SECRET, DROP = range(13)
+KIND_NAMES = ("keep", "text", "ip", "host", "domain", "user", "email", "full_name", "address", "url", "labels",
+              "secret", "drop")
+
+_KEEP_EXACT = frozenset(
+    """
+    @timestamp _index _id _score _version _seq_no _primary_term _routing _ignored
+    agent.type agent.version agent.id agent.ephemeral_id agent.build.original host.id host.architecture host.type
+    host.os.family host.os.kernel host.os.name host.os.platform host.os.type host.os.version host.os.full
+    network.protocol network.transport network.type network.direction network.iana_number network.community_id
+    network.application log.level log.logger input.type service.type file.extension file.type file.mime_type
+    file.attributes dns.question.type dns.question.class dns.question.top_level_domain dns.response_code
+    dns.header_flags dns.type dns.op_code dns.id dns.answers.type dns.answers.class tls.version
+    tls.version_protocol tls.cipher tls.curve http.request.method http.version rule.id rule.uuid rule.version
+    rule.category rule.ruleset kibana.alert.rule.uuid kibana.alert.uuid kibana.alert.status
+    kibana.alert.workflow_status kibana.alert.severity kibana.alert.risk_score kibana.space_ids
+    kibana.alert.rule.type kibana.alert.rule.rule_type_id kibana.alert.rule.producer kibana.alert.rule.consumer
+    kibana.alert.rule.severity kibana.alert.rule.risk_score kibana.alert.rule.rule_id kibana.alert.depth
+    kibana.alert.original_event.action kibana.alert.original_event.category kibana.alert.original_event.dataset
+    kibana.alert.original_event.kind kibana.alert.original_event.module kibana.alert.original_event.type
+    kibana.version suricata.eve.event_type suricata.eve.app_proto suricata.eve.alert.action
+    suricata.eve.alert.category zeek.connection.state zeek.connection.history process.args_count
+    tags.threat.technique
+    """.split()
+)
+_KEEP_PREFIXES = ("event.", "data_stream.", "ecs.", "threat.framework", "threat.feed.", "threat.indicator.type",
+                  "threat.indicator.marking.", "threat.indicator.confidence", "threat.indicator.provider")
+_TEXT_EXCEPTIONS = frozenset({"event.original", "event.reason", "event.url", "event.reference"})
+_KEEP_LEAVES = frozenset(
+    """
+    md5 sha1 sha224 sha256 sha384 sha512 sha3_224 sha3_256 sha3_384 sha3_512 ssdeep tlsh imphash cdhash pehash
+    authentihash ja3 ja3s ja4 ja4s hassh hassh_server community_id port entity_id uuid signature_id
+    """.split()
+)
+_IP_LEAVES = frozenset(
+    {"ip", "orig_h", "resp_h", "ipaddress", "ip_address", "src_ip", "dest_ip", "dst_ip", "client_ip",
+     "remote_ip", "resolved_ip", "forwarded_ip", "ips", "attacker_ip", "attacker_ips", "source_ip",
+     "destination_ip", "local_ip", "sourceip", "destinationip", "remote_addr", "remoteaddress"}
+)
+_HOST_LAST2 = frozenset(
+    {"host.name", "host.hostname", "observer.name", "observer.hostname", "agent.name", "syslog.hostname",
+     "related.hosts", "target.hostname"}
+)
+_HOST_LEAVES = frozenset(
+    {"hostname", "computer_name", "computername", "workstationname", "workstation", "machinename",
+     "machine_name", "targetservername", "hosts", "implicated_hosts", "host_name", "devicename", "device_name"}
+)
+_DOMAIN_LEAVES = frozenset(
+    {"domain", "registered_domain", "server_name", "sni", "fqdn", "targetdomainname", "subjectdomainname",
+     "domain_name", "domainname", "query", "qname", "rrname", "host"}
+)
+_DOMAIN_EXACT = frozenset(
+    {"dns.question.name", "dns.answers.name", "zeek.ssl.server.name", "tls.server.x509.subject.common_name",
+     "tls.server.x509.alternative_names", "tls.client.x509.subject.common_name"}
+)
+_USER_PARENTS = frozenset({"target", "effective", "changes", "entity"})
+_USER_LEAVES = frozenset(
+    {"username", "user_name", "targetusername", "subjectusername", "accountname", "account_name",
+     "samaccountname", "user", "users", "logon_user", "targetuser", "targetoutboundusername",
+     "subjectaccountname", "memberName".lower(), "owner", "uid_name", "auid_name", "suser", "duser"}
+)
+_URL_LEAVES = frozenset({"url", "uri", "referrer", "referer", "href", "full_url"})
+
+
+@cache
+def _ecs_ip_fields() -> frozenset[str]:
+    return frozenset(k.lower() for k, v in ecs_fields().items() if v.get("type") == "ip")
+
+
+@cache
+def classify(path: str) -> int:
+    """The kind of the field at a dotted path (lower case, array positions omitted)."""
+    p = path.lower()
+    parts = p.split(".")
+    leaf = parts[-1]
+    parent = parts[-2] if len(parts) > 1 else ""
+    last2 = f"{parent}.{leaf}" if parent else leaf
+    if p in _TEXT_EXCEPTIONS:
+        return TEXT
+    if p in _KEEP_EXACT or p.startswith(_KEEP_PREFIXES) or leaf in _KEEP_LEAVES:
+        return KEEP
+    if "hash" in parts or "hashes" in parts:
+        return KEEP
+    if "threat" in parts and ("technique" in parts or "tactic" in parts or "subtechnique" in parts):
+        return KEEP
+    if leaf in ("geo", "as") or parent in ("geo", "as"):
+        return DROP  # the location and network of the *original* address: dropped only with drop_geo
+    if leaf == "id" and parent not in ("user", "group", "target", "effective", "changes"):
+        return KEEP
+    if leaf.endswith("_id") and leaf not in ("user_id", "account_id"):
+        return KEEP
+    if p in _ecs_ip_fields() or leaf in _IP_LEAVES or leaf.endswith("_ip"):
+        return IP
+    if last2 in _HOST_LAST2 or p == "host.target.name" or leaf in _HOST_LEAVES:
+        return HOST
+    if leaf == "host" and (len(parts) == 1 or parent == "args"):
+        return HOST  # a tool argument: isolate_host(host=...)
+    if leaf == "subdomain":
+        return LABELS
+    if leaf == "top_level_domain":
+        return KEEP
+    if p in _DOMAIN_EXACT or (leaf in _DOMAIN_LEAVES and not (leaf == "query" and "dns" not in parts)):
+        return DOMAIN
+    if leaf == "address" or (leaf in ("data", "answers") and "dns" in parts):
+        return EMAIL if "email" in parts else ADDRESS
+    if leaf == "email" or leaf == "emails":
+        return EMAIL
+    if leaf == "full_name":
+        return FULL_NAME
+    if leaf == "name" and (parent.endswith("user") or (parent in _USER_PARENTS and "user" in parts[:-2])):
+        return USER
+    if leaf in _USER_LEAVES:
+        return USER
+    if leaf == "password":
+        return SECRET
+    if (parent == "url" and leaf in ("original", "full")) or leaf in _URL_LEAVES:
+        return URL
+    return TEXT
+
+
+class _Node:
+    """A position in a document's field tree; children are created (and classified) once."""
+
+    __slots__ = ("path", "kind", "children")
+
+    def __init__(self, path: str, kind: int):
+        self.path = path
+        self.kind = kind
+        self.children: dict[str, _Node] = {}
+
+    def child(self, key: str) -> _Node:
+        node = self.children.get(key)
+        if node is None:
+            path = f"{self.path}.{key}" if self.path else key
+            node = self.children[key] = _Node(path, classify(path))
+        return node
+
+
+class DocumentWalker:
+    """Learn from and transform ECS documents, ES search hits, ES|QL responses and generic JSON."""
+
+    def __init__(self, owner: Pseudonymizer):
+        self.p = owner
+        self.drop_geo = owner.drop_geo
+        self.doc_root = _Node("", TEXT)
+        self.json_root = _Node("", TEXT)
+
+    # ---------------------------------------------------------------- learning
+
+    def learn_value(self, kind: int, v: str) -> None:
+        p = self.p
+        if kind == TEXT or kind == URL:
+            p.texts.learn(v)
+        elif kind == KEEP or kind == LABELS or kind == DROP:
+            return
+        elif kind == IP:
+            if p.ips.address(v) is None:
+                p.texts.learn(v)
+        elif kind == HOST:
+            if p.ips.address(v) is None:
+                p.names.learn_domain(v, host=True)
+                p.texts.learn(v)
+        elif kind == DOMAIN:
+            if p.ips.address(v) is None:
+                p.names.learn_domain(v)
+                p.texts.learn(v)
+        elif kind == USER:
+            p.names.learn_user(v)
+        elif kind == EMAIL:
+            p.names.learn_email(v)
+        elif kind == FULL_NAME:
+            p.names.learn_full_name(v)
+        elif kind == ADDRESS:
+            if p.ips.address(v) is None:
+                if "@" in v:
+                    p.names.learn_email(v)
+                elif "/" in v or "\\" in v or " " in v:
+                    p.texts.learn(v)
+                else:
+                    p.names.learn_domain(v)
+        elif kind == SECRET:
+            p.names.learn_bare(v)
+
+    def learn_doc(self, doc: dict[str, Any], node: _Node | None = None) -> None:
+        node = node or self.doc_root
+        for k, v in doc.items():
+            child = node.children.get(k) or node.child(k)
+            if child.kind == KEEP:
+                continue
+            if type(v) is str:
+                self.learn_value(child.kind, v)
+            elif type(v) is dict:
+                self.learn_doc(v, child)
+            elif type(v) is list:
+                self._learn_list(v, child)
+
+    def _learn_list(self, items: list[Any], node: _Node) -> None:
+        for v in items:
+            if type(v) is str:
+                self.learn_value(node.kind, v)
+            elif type(v) is dict:
+                self.learn_doc(v, node)
+            elif type(v) is list:
+                self._learn_list(v, node)
+
+    # ---------------------------------------------------------------- transform
+
+    def doc(self, doc: dict[str, Any], node: _Node | None = None) -> dict[str, Any]:
+        """A pseudonymized copy of an ECS document (`_source`), nested or with dotted keys."""
+        node = node or self.doc_root
+        text = self.p.texts.text
+        out: dict[str, Any] = {}
+        for k, v in doc.items():
+            child = node.children.get(k)
+            if child is None:
+                child = node.child(k)
+            kind = child.kind
+            t = type(v)
+            if t is str:
+                if kind == TEXT:
+                    out[k] = text(v)
+                elif kind == KEEP:
+                    out[k] = v
+                else:
+                    out[k] = self._typed(kind, v)
+            elif t is dict:
+                if kind == DROP and self.drop_geo:
+                    continue
+                out[k] = self.doc(v, child)
+            elif t is list:
+                if kind == DROP and self.drop_geo:
+                    continue
+                out[k] = self._list(v, child)
+            else:
+                out[k] = v
+        return out
+
+    def _list(self, items: list[Any], node: _Node) -> list[Any]:
+        kind = node.kind
+        out: list[Any] = []
+        for v in items:
+            t = type(v)
+            if t is str:
+                out.append(v if kind == KEEP else self._typed(kind, v))
+            elif t is dict:
+                out.append(self.doc(v, node))
+            elif t is list:
+                out.append(self._list(v, node))
+            else:
+                out.append(v)
+        return out
+
+    def _typed(self, kind: int, v: str) -> str:
+        p = self.p
+        if kind == KEEP:
+            return v
+        if kind == IP:
+            out = p.ips.address(v)
+            return out if out is not None else p.texts.text(v)
+        if kind == LABELS:
+            return p.names.labels(v) if v else v
+        if kind == DROP and self.drop_geo:
+            return ""
+        return p.texts.text(v)
+
+    # ---------------------------------------------------------------- generic JSON
+
+    def learn_json(self, obj: Any, node: _Node | None = None) -> None:
+        node = node or self.json_root
+        if type(obj) is dict:
+            if "_source" in obj or "fields" in obj and "_id" in obj:
+                self._learn_hit(obj)
+                return
+            if type(obj.get("columns")) is list and type(obj.get("values")) is list:
+                self._learn_esql(obj)
+                return
+            for k, v in obj.items():
+                child = node.children.get(k) or node.child(k)
+                if type(k) is str:
+                    self.p.texts.learn(k)
+                if type(v) is str:
+                    self.learn_value(child.kind, v)
+                elif type(v) in (dict, list):
+                    self.learn_json(v, child)
+        elif type(obj) is list:
+            for v in obj:
+                if type(v) is str:
+                    self.learn_value(node.kind, v)
+                else:
+                    self.learn_json(v, node)
+
+    def _learn_hit(self, hit: dict[str, Any]) -> None:
+        for k, v in hit.items():
+            if k in ("_source", "fields", "highlight") and type(v) is dict:
+                self.learn_doc(v)
+            elif type(v) in (dict, list):
+                self.learn_json(v)
+
+    def _learn_esql(self, resp: dict[str, Any]) -> None:
+        nodes = [self._column_node(c) for c in resp["columns"]]
+        for row in resp["values"]:
+            if type(row) is not list:
+                continue
+            for node, v in zip(nodes, row):
+                if type(v) is str:
+                    self.learn_value(node.kind, v)
+                elif type(v) is list:
+                    self._learn_list(v, node)
+                elif type(v) is dict:
+                    self.learn_doc(v, node)
+
+    def _column_node(self, col: Any) -> _Node:
+        name = col.get("name", "") if type(col) is dict else str(col)
+        node = self.doc_root.child(name) if name else _Node("", TEXT)
+        if type(col) is dict and col.get("type") == "ip" and node.kind not in (IP, KEEP):
+            node = _Node(name, IP)
+        return node
+
+    def json(self, obj: Any, node: _Node | None = None) -> Any:
+        """Any JSON value: search hits and ES|QL responses are recognised, other strings are text,
+        keys included (assets keyed by host name)."""
+        node = node or self.json_root
+        t = type(obj)
+        if t is dict:
+            if "_source" in obj or "fields" in obj and "_id" in obj:
+                return self._hit(obj)
+            if type(obj.get("columns")) is list and type(obj.get("values")) is list:
+                return self._esql(obj)
+            out: dict[str, Any] = {}
+            text = self.p.texts.text
+            for k, v in obj.items():
+                child = node.children.get(k) or node.child(k)
+                key = text(k) if type(k) is str else k
+                tv = type(v)
+                if tv is str:
+                    out[key] = v if child.kind == KEEP else self._typed(child.kind, v)
+                elif tv is dict or tv is list:
+                    out[key] = self.json(v, child)
+                else:
+                    out[key] = v
+            return out
+        if t is list:
+            return [
+                (v if node.kind == KEEP else self._typed(node.kind, v)) if type(v) is str else self.json(v, node)
+                for v in obj
+            ]
+        if t is str:
+            return self._typed(node.kind, obj)
+        return obj
+
+    def _hit(self, hit: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in hit.items():
+            if k in ("_source", "fields", "highlight") and type(v) is dict:
+                out[k] = self.doc(v)
+            elif k in ("_index", "_id", "_score", "_routing", "_version", "_seq_no", "_primary_term", "sort"):
+                out[k] = v
+            else:
+                out[k] = self.json(v)
+        return out
+
+    def _esql(self, resp: dict[str, Any]) -> dict[str, Any]:
+        nodes = [self._column_node(c) for c in resp["columns"]]
+        out = dict(resp)
+        out["columns"] = resp["columns"]
+        rows = []
+        for row in resp["values"]:
+            if type(row) is not list:
+                rows.append(self.json(row))
+                continue
+            new = []
+            for i, v in enumerate(row):
+                node = nodes[i] if i < len(nodes) else self.json_root
+                tv = type(v)
+                if tv is str:
+                    new.append(v if node.kind == KEEP else self._typed(node.kind, v))
+                elif tv is list:
+                    new.append(self._list(v, node))
+                elif tv is dict:
+                    new.append(self.doc(v, node))
+                else:
+                    new.append(v)
+            rows.append(new)
+        out["values"] = rows
+        return {k: (self.json(v) if k not in ("columns", "values") and type(v) in (dict, list) else v)
+                for k, v in out.items()}

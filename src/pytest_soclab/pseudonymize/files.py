@@ -1,0 +1,272 @@
+"""Files and directories: task JSON, corpus NDJSON (plain or bulk), evidence.json, results JSON,
+transcripts (JSON lines), reports (markdown, text, HTML, XML), YAML; each optionally gzipped.
+
+`pseudonymize_paths` reads every input twice: once to learn, once to transform, so that a
+name learned from one file is hidden in all of them, whatever their order.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pytest_soclab.errors import SoclabError
+from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
+
+MANIFEST_NAME = "pseudonymization.json"
+JSON_SUFFIXES = (".json",)
+LINES_SUFFIXES = (".ndjson", ".jsonl")
+TEXT_SUFFIXES = (".md", ".txt", ".log", ".csv", ".tsv", ".html", ".htm", ".xml")
+YAML_SUFFIXES = (".yaml", ".yml")
+_BULK_ACTIONS = ("index", "create", "update", "delete")
+_DOC_HINTS = ("@timestamp", "event", "data_stream", "ecs")
+
+
+@dataclass
+class FileReport:
+    output: str  # relative to the output directory (already pseudonymized)
+    kind: str
+    records: int = 0
+
+
+@dataclass
+class Manifest:
+    key_id: str
+    options: dict[str, Any]
+    files: list[FileReport] = field(default_factory=list)
+    names_learned: int = 0
+    domains_learned: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": "soclab pseudonymize",
+            "format": 1,
+            "key_id": self.key_id,
+            "options": self.options,
+            "names_learned": self.names_learned,
+            "domains_learned": self.domains_learned,
+            "files": [{"path": f.output, "kind": f.kind, "records": f.records} for f in self.files],
+        }
+
+
+def file_kind(path: Path) -> str | None:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    for kind, suffixes in (("json", JSON_SUFFIXES), ("lines", LINES_SUFFIXES), ("text", TEXT_SUFFIXES),
+                           ("yaml", YAML_SUFFIXES)):
+        if name.endswith(suffixes):
+            return kind
+    return None
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    if path.name.lower().endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")  # type: ignore[return-value]
+    return open(path, encoding="utf-8")  # noqa: SIM115
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.name.lower().endswith(".gz"):
+        # mtime=0 and no file name in the header: the same input gives byte-identical output.
+        with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+            gz.write(data)
+    else:
+        path.write_bytes(data)
+
+
+# ---------------------------------------------------------------- one value
+
+
+def is_task(obj: Any) -> bool:
+    return isinstance(obj, dict) and isinstance(obj.get("ground_truth"), dict) and "scoring" in obj
+
+
+def is_document(obj: Any) -> bool:
+    return isinstance(obj, dict) and "_source" not in obj and any(h in obj for h in _DOC_HINTS)
+
+
+def learn_value(p: Pseudonymizer, obj: Any) -> None:
+    if is_task(obj):
+        p.learn_task(obj)
+    elif is_document(obj):
+        p.learn_document(obj)
+    else:
+        p.learn_json(obj)
+
+
+def transform_value(p: Pseudonymizer, obj: Any) -> Any:
+    if is_task(obj):
+        return p.task(obj, learn=False)
+    if is_document(obj):
+        return p.document(obj, learn=False)
+    return p.json(obj, learn=False)
+
+
+def _is_bulk_action(obj: Any) -> bool:
+    return isinstance(obj, dict) and len(obj) == 1 and next(iter(obj)) in _BULK_ACTIONS and isinstance(
+        next(iter(obj.values())), dict
+    )
+
+
+# ---------------------------------------------------------------- one file
+
+
+def _parse_lines(path: Path) -> Iterator[tuple[int, Any, bool]]:
+    """(line number, value, is a bulk action line) for each non-empty line of a JSON-lines file."""
+    with _open_text(path) as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SoclabError(f"{path}:{n}: not a JSON line: {exc.msg} (column {exc.colno})") from exc
+            yield n, obj, _is_bulk_action(obj)
+
+
+def _load_json(path: Path) -> tuple[Any, bool]:
+    with _open_text(path) as fh:
+        raw = fh.read()
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise SoclabError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from exc
+    return obj, "\n" in raw.strip()  # pretty-printed in, pretty-printed out
+
+
+def _load_yaml(path: Path) -> Any:
+    with _open_text(path) as fh:
+        try:
+            return yaml.safe_load(fh)
+        except yaml.YAMLError as exc:
+            raise SoclabError(f"{path}: not YAML: {exc}") from exc
+
+
+def learn_file(p: Pseudonymizer, path: Path) -> None:
+    kind = file_kind(path)
+    if kind == "lines":
+        for _, obj, action in _parse_lines(path):
+            if not action:
+                learn_value(p, obj)
+    elif kind == "json":
+        obj, _ = _load_json(path)
+        if isinstance(obj, list):
+            for item in obj:
+                learn_value(p, item)
+        else:
+            learn_value(p, obj)
+    elif kind == "yaml":
+        learn_value(p, _load_yaml(path))
+    elif kind == "text":
+        with _open_text(path) as fh:
+            for line in fh:
+                p.learn_text(line.rstrip("\n"))
+
+
+def transform_file(p: Pseudonymizer, path: Path) -> tuple[bytes, int]:
+    """The pseudonymized content of one file, and how many records it held."""
+    kind = file_kind(path)
+    if kind == "lines":
+        out: list[str] = []
+        count = 0
+        for _, obj, action in _parse_lines(path):
+            new = obj if action else transform_value(p, obj)
+            count += 0 if action else 1
+            out.append(json.dumps(new, ensure_ascii=False, separators=(",", ":")))
+        return ("\n".join(out) + ("\n" if out else "")).encode("utf-8"), count
+    if kind == "json":
+        obj, indented = _load_json(path)
+        if isinstance(obj, list):
+            new: Any = [transform_value(p, item) for item in obj]
+            count = len(obj)
+        else:
+            new, count = transform_value(p, obj), 1
+        text = json.dumps(new, ensure_ascii=False, indent=2 if indented else None)
+        return (text + "\n").encode("utf-8"), count
+    if kind == "yaml":
+        new = transform_value(p, _load_yaml(path))
+        return yaml.safe_dump(new, sort_keys=False, allow_unicode=True).encode("utf-8"), 1
+    if kind == "text":
+        with _open_text(path) as fh:
+            lines = [p.text(line) for line in fh]
+        return "".join(lines).encode("utf-8"), len(lines)
+    raise SoclabError(f"{path}: unsupported file type")
+
+
+# ---------------------------------------------------------------- paths
+
+
+def collect_inputs(paths: list[Path], skip_unsupported: bool = False) -> list[tuple[Path, Path]]:
+    """(input file, output path relative to the output directory), in a stable order."""
+    out: list[tuple[Path, Path]] = []
+    unsupported: list[Path] = []
+    for given in paths:
+        if not given.exists():
+            raise SoclabError(f"{given}: no such file or directory")
+        if given.is_dir():
+            for f in sorted(q for q in given.rglob("*") if q.is_file()):
+                rel = Path(given.resolve().name) / f.relative_to(given)
+                if file_kind(f) is None:
+                    unsupported.append(f)
+                else:
+                    out.append((f, rel))
+        elif file_kind(given) is None:
+            unsupported.append(given)
+        else:
+            out.append((given, Path(given.name)))
+    if unsupported and not skip_unsupported:
+        listed = ", ".join(str(u) for u in unsupported[:10]) + (" ..." if len(unsupported) > 10 else "")
+        raise SoclabError(
+            f"{len(unsupported)} file(s) of a type that cannot be pseudonymized (they would leave as they are): "
+            f"{listed}. Remove them, or pass --skip-unsupported to leave them out of the output."
+        )
+    return out
+
+
+def pseudonymize_paths(
+    paths: list[Path | str], out_dir: Path | str, p: Pseudonymizer, skip_unsupported: bool = False
+) -> Manifest:
+    """Pseudonymize files and directories into `out_dir` (same layout, names pseudonymized too)."""
+    out_dir = Path(out_dir)
+    inputs = collect_inputs([Path(x) for x in paths], skip_unsupported)
+    if not inputs:
+        raise SoclabError("no input files to pseudonymize")
+    out_resolved = out_dir.resolve()
+    for given in paths:
+        g = Path(given).resolve()
+        if g.is_dir() and (out_resolved == g or g in out_resolved.parents):
+            raise SoclabError(f"the output directory {out_dir} is inside the input {given}: choose another --out")
+    for src, _ in inputs:
+        p_src = src.resolve()
+        if p_src == out_resolved or out_resolved in p_src.parents:
+            raise SoclabError(f"the input {src} is inside the output directory {out_dir}: choose another --out")
+
+    for src, _ in inputs:  # pass 1: learn everything
+        learn_file(p, src)
+    for _, rel in inputs:  # names in file and directory names are names too
+        for part in rel.parts:
+            p.learn_text(part)
+
+    manifest = Manifest(key_id=p.key_id, options=p.options())
+    targets: dict[Path, Path] = {}
+    for src, rel in inputs:  # pass 2: transform
+        new_rel = Path(*[p.text(part) for part in rel.parts])
+        if new_rel in targets:
+            raise SoclabError(f"{src} and {targets[new_rel]} would both be written to {out_dir / new_rel}")
+        targets[new_rel] = src
+        data, count = transform_file(p, src)
+        _write_bytes(out_dir / new_rel, data)
+        manifest.files.append(FileReport(output=new_rel.as_posix(), kind=file_kind(src) or "", records=count))
+    manifest.names_learned = len(p.known.bare)
+    manifest.domains_learned = len(p.known.domains)
+    _write_bytes(out_dir / MANIFEST_NAME, (json.dumps(manifest.to_json(), indent=2) + "\n").encode("utf-8"))
+    return manifest

@@ -1,0 +1,231 @@
+"""Free text: messages, command lines, process arguments, URLs, file paths, queries, reports.
+
+Transforming text is token by token and local: an IP address, a MAC address, a SID,
+a word or a dotted word is replaced by the same pseudonym wherever it stands, so a
+string cut from a document at token boundaries (a task's `must_find`, an IOC)
+pseudonymizes to a string found in the pseudonymized document.
+
+Learning from text finds names that only their context reveals: URL hosts and user
+info, e-mail addresses, user@host, home directories, UNC hosts, `user=` fields of
+key-value logs, sshd and sudo messages, account commands (useradd, net user, runas).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from pytest_soclab.pseudonymize.identifiers import MacPseudonymizer, SidPseudonymizer
+from pytest_soclab.pseudonymize.ip import IpPseudonymizer
+from pytest_soclab.pseudonymize.names import Names
+
+_OCT = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_WORD = r"[\w](?:[\w-]*[\w])?"
+
+
+def _master(dot: str, regex_mode: bool) -> re.Pattern[str]:
+    ip4 = rf"{_OCT}(?:{dot}{_OCT}){{3}}"
+    alts = []
+    if regex_mode:
+        alts.append(r"(?P<esc>\\[A-Za-z0-9])")  # \b \d \s \1 ...: regex syntax, not text
+    alts += [
+        r"(?P<mac>(?<![\w:-])[0-9A-Fa-f]{2}(?P<macsep>[:-])(?:[0-9A-Fa-f]{2}(?P=macsep)){4}[0-9A-Fa-f]{2}"
+        r"(?![\w:-]))",
+        r"(?P<sid>(?<![\w-])S-1-5-21-(?P<sidsub>\d+-\d+-\d+)(?![\d]))",
+        rf"(?P<ip6>(?<![\w:.%])(?:[0-9A-Fa-f]{{0,4}}:){{2,7}}(?:{ip4}|[0-9A-Fa-f]{{1,4}})?(?:%[\w.-]+)?"
+        rf"(?![\w:]|{dot}\w))",
+        rf"(?P<ip4>(?<![\w.])(?P<ip4a>{ip4})(?:/(?P<plen>\d{{1,3}})(?!\d))?(?!\w|{dot}\d|{dot}in-addr{dot}arpa))",
+    ]
+    if regex_mode:
+        # An address prefix before a digit class: 185\.220\.101\.\d+ (a /24 written as a regex).
+        alts.append(rf"(?P<pre4>(?<![\w.])(?:{_OCT}\\\.){{1,3}})(?=\\d|\[)")
+    else:
+        alts.append(rf"(?P<glob4>(?<![\w.])(?:{_OCT}\.){{1,3}}\*)")
+    alts.append(rf"(?P<word>{_WORD}(?:{dot}{_WORD})*)")
+    return re.compile("|".join(alts))
+
+
+_TEXT = _master(r"\.", regex_mode=False)
+_REGEX = _master(r"\\?\.", regex_mode=True)
+
+# ---------------------------------------------------------------- learning patterns
+
+_URL = re.compile(
+    r"(?i)\b[a-z][a-z0-9+.-]{1,15}://(?:(?P<user>[^\s/?#@:\"'<>]+)(?::(?P<pw>[^\s/?#@\"'<>]*))?@)?"
+    r"(?P<host>\[[0-9a-f:.]+\]|[^\s/?#:\"'<>\\|,;]+)"
+)
+_AT = re.compile(r"(?<![\w.+-])(?P<local>[\w.+-]*\w)@(?P<host>\w[\w-]*(?:\.[\w-]+)*)")
+_HOME = re.compile(
+    r"(?i)(?:/home/|/Users/|/var/mail/|/var/spool/mail/|/var/spool/cron/crontabs/|/var/spool/cron/"
+    r"|[a-z]:[\\/]+(?:users|documents and settings)[\\/]+)(?P<user>[^\\/\s\"':;,|<>*?=]+)"
+)
+_UNC = re.compile(r"(?<![\\\w])\\\\(?P<host>[\w-]+(?:\.[\w-]+)*)\\")
+_USER_SWITCH = re.compile(r"(?i)/user:\"?(?P<user>[\w.@\\$-]+)")
+_ACCOUNT_CMD = re.compile(
+    r"(?i)\b(?:useradd|adduser|usermod|userdel|deluser|chage)\b[^\n;|&]*?\s(?P<user>[a-z_][\w.-]*\$?)\s*(?:$|[;|&\n])"
+    r"|\bnet1?(?:\.exe)?\s+(?:user|localgroup\s+\S+)\s+(?P<user2>[\w.$-]+)"
+    r"|\bsudo\s+(?:-\S+\s+)*-u\s+(?P<user3>[\w.-]+)"
+)
+_KV_USER = re.compile(
+    r"(?i)\b(?:user|username|user_name|account|acct|login|suser|duser|auid_name)=[\"']?(?P<user>[\w.@\\$-]+)"
+)
+_KV_HOST = re.compile(r"(?i)\b(?:host|hostname|computer|computername|workstation|dhost|shost)=[\"']?(?P<host>[\w.-]+)")
+_SSHD = re.compile(
+    r"\b(?:for (?:invalid user |illegal user )?|[Ii]nvalid user |session (?:opened|closed) for user )"
+    r"(?P<user>[\w.$@-]+)(?: from| by|\(| port|$)"
+)
+_SUDO = re.compile(r"^\s*(?P<user>[\w.-]+) : (?:TTY|PWD|USER|COMMAND)=")
+# Commands whose user@host arguments are a user and a host (not an e-mail address, not a file@2x.png).
+_SSH_FAMILY = re.compile(r"(?i)(?:^|[\s/\\\"'])(?:ssh|scp|sftp|rsync|ssh-copy-id|sshpass|plink|pscp|mosh)(?:\.exe)?\b")
+_NOT_HOME_USERS = frozenset({"public", "default", "default user", "all users", "shared", "defaultapppool"})
+
+
+class TextPseudonymizer:
+    def __init__(self, names: Names, ips: IpPseudonymizer, macs: MacPseudonymizer, sids: SidPseudonymizer):
+        self.names = names
+        self.ips = ips
+        self.macs = macs
+        self.sids = sids
+        self._memo: dict[str, str] = {}
+        self._gen = -1
+        self._learned: set[str] = set()
+        self._sub_text: Callable[[re.Match[str]], str] = self._replace
+        self._sub_regex: Callable[[re.Match[str]], str] = self._replace_regex
+
+    # ---------------------------------------------------------------- transform
+
+    def text(self, s: str) -> str:
+        known = self.names.known
+        if self._gen != known.generation:
+            known.finalize()
+            self._memo.clear()
+            self._gen = known.generation
+        out = self._memo.get(s)
+        if out is None:
+            out = _TEXT.sub(self._sub_text, s)
+            if len(self._memo) > 300_000:
+                self._memo.clear()
+            self._memo[s] = out
+        return out
+
+    def regex(self, pattern: str) -> str:
+        """A regular expression (a checkpoint's `patterns`): names and addresses in it, escaped or not."""
+        return _REGEX.sub(self._sub_regex, pattern)
+
+    def _replace(self, m: re.Match[str]) -> str:
+        kind = m.lastgroup
+        if kind == "word":
+            return self.names.word(m.group(0))
+        if kind == "ip4":
+            plen = m.group("plen")
+            if plen is not None:
+                net = self.ips.network(m.group("ip4a"), int(plen))
+                if net is not None:
+                    return net
+                return (self.ips.address(m.group("ip4a")) or m.group("ip4a")) + "/" + plen
+            return self.ips.address(m.group(0)) or m.group(0)
+        if kind == "ip6":
+            tok = m.group(0)
+            out = self.ips.address(tok)
+            if out is not None:
+                return out
+            return self._colon_parts(tok)
+        if kind == "mac":
+            return self.macs.mac(m.group(0), m.group("macsep"))
+        if kind == "sid":
+            return "S-1-5-21-" + self.sids.domain(m.group("sidsub"))
+        if kind == "glob4":
+            octets = [int(o) for o in m.group(0)[:-2].split(".")]
+            return self.ips.octet_glob(octets)
+        return m.group(0)
+
+    def _colon_parts(self, tok: str) -> str:
+        # Looked like IPv6 but is not (a time, a MAC-like id): its words may still be names.
+        return ":".join(self.names.word(p) if p else p for p in tok.split(":"))
+
+    def _replace_regex(self, m: re.Match[str]) -> str:
+        kind = m.lastgroup
+        if kind == "esc":
+            return m.group(0)
+        tok = m.group(0)
+        if kind == "pre4":
+            octets = [int(o) for o in tok.split("\\.") if o]
+            return self.ips.octet_glob(octets)[:-1].replace(".", "\\.")
+        plain = tok.replace("\\.", ".")
+        if kind == "word":
+            out = self.names.word(plain)
+        elif kind in ("ip4", "ip6"):
+            out = self.ips.address(plain) or (self._colon_parts(plain) if kind == "ip6" else plain)
+        else:
+            out = self._replace(m)
+        if plain != tok:
+            out = out.replace(".", "\\.")
+        return out
+
+    # ---------------------------------------------------------------- learning
+
+    def learn(self, s: str) -> None:
+        """Learn the names that the text's own form reveals (see the module docstring)."""
+        if s in self._learned or len(s) < 3:
+            return
+        if len(self._learned) > 300_000:
+            self._learned.clear()
+        self._learned.add(s)
+        names = self.names
+        if "://" in s:
+            for m in _URL.finditer(s):
+                host = m.group("host").strip("[]")
+                if self.ips.address(host) is None:
+                    names.learn_domain(host)
+                if m.group("user"):
+                    names.learn_user(m.group("user"))
+                if m.group("pw"):
+                    names.learn_bare(m.group("pw"))
+        if "@" in s:
+            ssh = _SSH_FAMILY.search(s) is not None
+            for m in _AT.finditer(s):
+                self._learn_at(m.group("local"), m.group("host"), ssh)
+        if "/" in s or "\\" in s:
+            for m in _HOME.finditer(s):
+                user = m.group("user")
+                if user.lower() not in _NOT_HOME_USERS:
+                    names.learn_user(user)
+            if "\\\\" in s:
+                for m in _UNC.finditer(s):
+                    names.learn_domain(m.group("host"), host=True)
+            if "/user:" in s.lower():
+                for m in _USER_SWITCH.finditer(s):
+                    names.learn_user(m.group("user"))
+        if "=" in s:
+            for m in _KV_USER.finditer(s):
+                names.learn_user(m.group("user"))
+            for m in _KV_HOST.finditer(s):
+                if self.ips.address(m.group("host")) is None:
+                    names.learn_domain(m.group("host"), host=True)
+            m2 = _SUDO.match(s)
+            if m2:
+                names.learn_user(m2.group("user"))
+        for m in _SSHD.finditer(s):
+            names.learn_user(m.group("user"))
+        for m in _ACCOUNT_CMD.finditer(s):
+            user = m.group("user") or m.group("user2") or m.group("user3")
+            if user:
+                names.learn_user(user)
+
+    def _learn_at(self, local: str, host: str, ssh: bool) -> None:
+        names = self.names
+        if ssh and ":" not in local:
+            # ssh bob@db-02: a user and a host, whatever the host looks like.
+            names.learn_user(local)
+            if self.ips.address(host) is None:
+                names.learn_domain(host, host=True)
+            return
+        if self.ips.address(host) is not None:
+            names.learn_bare(local)
+            return
+        low = host.lower()
+        if "." in low and names.is_domain(host, low):
+            names.learn_bare(local)
+            names.learn_domain(host)
+        else:
+            names.learn_pair(local, host)
