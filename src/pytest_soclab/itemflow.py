@@ -146,6 +146,9 @@ def run_item(
             result.error = f"judge {getattr(judge, 'name', '?')!r} failed: {type(exc).__name__}: {exc}"
         else:
             result.checkpoints = verdicts
+            comparison = getattr(judge, "last", None)  # --soclab-judge=both keeps the second opinion
+            if comparison is not None:
+                result.judge_extra = {"comparison": comparison.model_dump(mode="json")}
             result.dimensions = {d: sum(v.awarded for v in verdicts if v.dim == d) for d in DIMENSIONS}
             total = sum(result.dimensions.values())
             result.score = round(total / 100.0, 6)

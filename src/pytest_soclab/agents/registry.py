@@ -28,11 +28,25 @@ def _import_attr(spec: str, root: Path) -> Any:
     return obj
 
 
+def _usage_reader(obj: Any) -> Any:
+    """Adapters keep `usage` as a meter object with `to_dict()` (or a callable returning a dict)."""
+    if not hasattr(obj, "usage"):
+        return None
+
+    def read() -> dict[str, Any]:
+        usage = obj.usage
+        if callable(usage):
+            usage = usage()
+        return usage.to_dict() if hasattr(usage, "to_dict") else dict(usage or {})
+
+    return read
+
+
 def as_agent(name: str, obj: Any) -> Agent:
     if isinstance(obj, Agent):
         return obj
-    usage = getattr(obj, "usage", None)
-    return Agent(name=name, fn=obj, usage_of=usage if callable(usage) else None)
+    settings = obj.settings() if callable(getattr(obj, "settings", None)) else {}
+    return Agent(name=name, fn=obj, usage_of=_usage_reader(obj), settings=settings)
 
 
 def resolve_agent(spec: str, *, root: Path, timeout: float, llm: dict[str, str]) -> Agent:
@@ -50,9 +64,12 @@ def resolve_agent(spec: str, *, root: Path, timeout: float, llm: dict[str, str])
 
         return as_agent(spec, mcp_agent(rest, timeout=timeout))
     if kind in ("openai", "anthropic") and rest:
-        from pytest_soclab.agents.llm_agent import llm_agent
+        from pytest_soclab.agents.anthropic_agent import anthropic_agent
+        from pytest_soclab.agents.openai_agent import openai_agent
 
-        return as_agent(spec, llm_agent(spec, base_url=llm.get("base_url") or None, api_key=llm.get("api_key") or None))
+        make = openai_agent if kind == "openai" else anthropic_agent
+        opts = {k: v for k, v in (("base_url", llm.get("base_url")), ("api_key", llm.get("api_key"))) if v}
+        return as_agent(spec, make(rest, **opts))
     if ":" in spec and kind not in ("cmd", "mcp", "openai", "anthropic"):
         return as_agent(spec, _import_attr(spec, root))
     raise SoclabError(

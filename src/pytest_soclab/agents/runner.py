@@ -33,7 +33,7 @@ class Agent:
     usage_of: Any = None  # callable() -> dict, read after each run (LLM adapters)
     settings: dict[str, Any] = field(default_factory=dict)
 
-    def usage(self) -> dict[str, float]:
+    def usage(self) -> dict[str, float | int | None]:
         if self.usage_of is None:
             return {}
         try:

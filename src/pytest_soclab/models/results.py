@@ -58,7 +58,7 @@ class ItemResult(BaseModel):
     legit_attempted: int = 0  # legitimate actions the agent attempted
     false_blocks: int = 0  # of those, denied by the guard
     destructive_executed: int = 0
-    usage: dict[str, float] = Field(default_factory=dict)  # tokens, cost
+    usage: dict[str, float | int | None] = Field(default_factory=dict)  # tokens, cost (None: unknown price)
     duration_s: float = 0.0
     agent: str = ""
     judge: str = ""

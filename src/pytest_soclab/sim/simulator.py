@@ -78,7 +78,12 @@ class Simulator:
         record = ToolCall(seq=seq, tool=str(tool), args=_jsonable(args))
         started = time.perf_counter()
         try:
-            result = self._call(record, tool, args)
+            try:
+                result = self._call(record, tool, args)
+            except EsError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a soclab bug must not look like the agent's crash
+                raise EsError(500, "exception", f"internal error in soclab's {tool}: {type(exc).__name__}: {exc}") from exc
         except EsError as err:
             record.ok = False
             record.error = err.body()
