@@ -27,6 +27,7 @@ from pytest_soclab.judge.grounding import Retrieved, contains, term_pattern
 from pytest_soclab.judge.report_text import ReportText
 from pytest_soclab.judge.response import (
     ACTION_VERBS,
+    AnswerScope,
     OverReaction,
     executions,
     over_reactions,
@@ -150,6 +151,7 @@ def build_context(task: Task, report: AgentReport, calls: Sequence[ToolCall]) ->
     rt = ReportText(report)
     cat = catalog(task)
     support, note = supporting_retrieval(task, retrieved, cat)
+    gt = task.ground_truth
     er = task.expected_response
     hosts = sorted(retrieved.hosts() | {t.value for t in cat.of("host")}
                    | {h for line in er.required + er.over_reaction_penalty for h in _HOSTLIKE.findall(line)})
@@ -157,7 +159,8 @@ def build_context(task: Task, report: AgentReport, calls: Sequence[ToolCall]) ->
     required = list(er.required_actions) or refs_from_prose(er.required, hosts, users)
     penalized = list(er.penalized_actions) or refs_from_prose(er.over_reaction_penalty, hosts, users)
     truth_entities = cat.values() + sorted(retrieved.host_ips(t.value for t in cat.of("host")))
-    over = over_reactions(penalized, required, rt, calls, truth_entities, retrieved.hosts())
+    scope = AnswerScope(tuple(truth_entities), "\n".join([gt.root_cause, gt.conclusion, gt.correlation, *gt.iocs]))
+    over = over_reactions(penalized, required, rt, calls, scope, retrieved.hosts())
     return Context(
         task=task, report=report, calls=calls, rt=rt, retrieved=retrieved, cat=cat, known=known,
         support=support, support_note=note, precision=precision(rt, retrieved, cat, known),
