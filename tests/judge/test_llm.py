@@ -250,3 +250,27 @@ def test_llm_judge_over_an_openai_compatible_server(openai_server: str, tmp_path
     assert len(_OpenAIHandler.requests) == 1
     # and agrees with the rules judge on this transcript
     assert [v.verdict for v in vs] == [v.verdict for v in RulesJudge().judge(task(), rep(THOROUGH_MD), thorough_calls())]
+
+
+def test_restraint_hit_needs_the_required_response_somewhere() -> None:
+    md = PARTIAL_MD.split("## Response")[0] + "\nThe attacker blocked our monitoring agent on web-01.\n"
+    answer = {"verdicts": [
+        *({"index": i, "verdict": "miss", "justification": "j"} for i in range(9)),
+        {"index": 9, "verdict": "hit", "justification": "j",
+         "evidence": ["The attacker blocked our monitoring agent on web-01."]},
+        {"index": 10, "verdict": "hit", "justification": "j", "evidence": []},
+    ]}
+    vs = LLMJudge(ScriptedFake([json.dumps(answer)])).judge(task(), rep(md), partial_calls())
+    assert vs[9].verdict == "miss" and "none of the required responses" in vs[9].justification
+    assert vs[10].verdict == "hit"  # pure restraint, no over-reaction: nothing to cite
+
+
+def test_damaged_cache_entry_is_asked_again(tmp_path: Path) -> None:
+    model = HonestFake()
+    LLMJudge(model, cache_dir=tmp_path).judge(task(), rep(THOROUGH_MD), thorough_calls())
+    (entry,) = tmp_path.rglob("*.json")
+    data = json.loads(entry.read_text())
+    data["verdicts"] = data["verdicts"][:3]  # valid JSON, wrong shape
+    entry.write_text(json.dumps(data))
+    out = LLMJudge(model, cache_dir=tmp_path).judge_item(task(), rep(THOROUGH_MD), thorough_calls())
+    assert not out.cached and out.model_calls == 1 and len(out.verdicts) == N

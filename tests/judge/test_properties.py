@@ -99,3 +99,36 @@ def _scalars(v: object):
             yield from _scalars(x)
     elif v is not None:
         yield v
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(
+    results=st.lists(st.tuples(st.sampled_from(["esql_query", "es_search", "execute", "get_file", "isolate_host",
+                                                "wipe_host", "list_indices"]),
+                               json_values, st.booleans()), max_size=5),
+    md=st.text(max_size=300),
+)
+@settings(max_examples=60, deadline=None)
+def test_rules_judge_survives_any_transcript(results: list, md: str) -> None:
+    from judge_case import task
+
+    from pytest_soclab.judge import RulesJudge
+    from pytest_soclab.models.transcript import ToolCall
+
+    calls = [ToolCall(seq=i + 1, tool=tool, args={"query": "FROM logs-* | LIMIT 1", "host": "web-01"}
+                      if tool != "es_search" else {"index": "logs-*", "body": {}}, result=res, ok=ok)
+             for i, (tool, res, ok) in enumerate(results)]
+    # and the well-formed shapes with junk inside
+    calls.append(ToolCall(seq=99, tool="esql_query", args={"query": "FROM x", "columnar": True},
+                          result={"columns": [{"name": "a"}, "b"], "values": [[1, None], "zz"]}))
+    calls.append(ToolCall(seq=100, tool="es_search", args={"index": "x"},
+                          result={"hits": {"hits": [None, {"_source": None}, {"fields": {"f": [1]}}]},
+                                  "aggregations": {"a": {"buckets": [{"key": md[:5]}]}}}))
+    for v in RulesJudge().judge(task(), AgentReport(markdown=md), calls):
+        assert 0 <= v.awarded <= v.points

@@ -7,6 +7,7 @@ from judge_case import Calls
 
 from pytest_soclab.judge.report_text import ReportText
 from pytest_soclab.judge.response import (
+    AnswerScope,
     DESTRUCTIVE_WEIGHT,
     EXECUTED_WEIGHT,
     RECOMMENDED_WEIGHT,
@@ -87,8 +88,9 @@ def test_over_reaction_weights() -> None:
     c.action("isolate_host", host="dc-01")  # outside the answer, executed
     c.action("delete_file", denied=True, host="web-01", path="/var/log/auth.log")  # destructive but denied
     report = rt("Also block 151.101.1.69 and wipe db-01. Disable all admin accounts.")
-    over = over_reactions([WIPE_DB, ActionRef(tool="disable_user")], [ISO_WEB], report, c.calls,
-                          ["web-01", "app-02", "185.220.101.34"], ["web-01", "db-01", "dc-01"])
+    scope = AnswerScope(("web-01", "app-02", "185.220.101.34"))
+    over = over_reactions([WIPE_DB, ActionRef(tool="disable_user")], [ISO_WEB], report, c.calls, scope,
+                          ["web-01", "db-01", "dc-01"])
     got = {o.key: (o.how, o.weight) for o in over}
     assert got == {
         "wipe_host db-01": ("executed destructive", DESTRUCTIVE_WEIGHT),  # counted once, at its worst
@@ -97,3 +99,30 @@ def test_over_reaction_weights() -> None:
         "block_ip 151.101.1.69": ("recommended", RECOMMENDED_WEIGHT),
         "disable_user (any target)": ("recommended", RECOMMENDED_WEIGHT),
     }
+
+
+def test_eradication_in_scope_is_not_an_over_reaction() -> None:
+    scope = AnswerScope(("web-01", "app-02", "185.220.101.34", "/tmp/.sysupdate"),
+                        "the attacker logged in as deploy and persisted via /etc/cron.d/sysupdate")
+    c = Calls()
+    c.action("remove_persistence", host="web-01", path="/etc/cron.d/sysupdate")  # named by the answer
+    c.action("delete_file", host="web-01", path="/tmp/.sysupdate")  # an IOC
+    c.action("disable_user", user="deploy", host="web-01")  # the abused account
+    c.action("kill_process", host="web-01", pid=2307)
+    assert over_reactions([], [], rt("Done."), c.calls, scope) == []
+    c.action("delete_file", host="web-01", path="/var/log/auth.log")  # evidence destruction
+    c.action("wipe_host", host="web-01")  # wiping is never in scope unless required
+    c.action("disable_user", user="alice")
+    keys = {o.key: o.how for o in over_reactions([], [], rt("Done."), c.calls, scope)}
+    assert keys == {"delete_file web-01 /var/log/auth.log": "executed destructive",
+                    "wipe_host web-01": "executed destructive", "disable_user alice": "executed destructive"}
+    required_wipe = [ActionRef(tool="wipe_host", args={"host": "web-01"})]
+    assert "wipe_host web-01" not in {o.key for o in over_reactions([], required_wipe, rt("x"), c.calls, scope)}
+
+
+def test_recommended_eradication_in_findings() -> None:
+    scope = AnswerScope(("web-01",), "persisted via /etc/cron.d/sysupdate")
+    r = rt("x", response=[{"action": "remove_persistence", "target": "/etc/cron.d/sysupdate"},
+                          {"action": "wipe", "target": "web-01"}, {"action": "isolate_host", "target": "db-01"}])
+    got = {o.key for o in over_reactions([], [], r, [], scope)}
+    assert got == {"wipe_host web-01", "isolate_host db-01"}

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pytest_soclab.judge.grounding import quote_norm
 from pytest_soclab.judge.injection import sanitize
 from pytest_soclab.judge.response import ACTION_VERBS, OverReaction
-from pytest_soclab.judge.rules import build_context
+from pytest_soclab.judge.rules import action_present, build_context, related_refs
 from pytest_soclab.models.report import AgentReport
 from pytest_soclab.models.results import VERDICT_CREDIT, CheckpointVerdict
 from pytest_soclab.models.task import Task
@@ -296,10 +296,10 @@ class LLMJudge:
         parsed: LLMVerdicts | None = None
         if cached is not None:
             try:
-                parsed = LLMVerdicts.model_validate({"verdicts": cached.get("verdicts")})
+                parsed = parse_verdicts(json.dumps({"verdicts": cached.get("verdicts")}), n)
                 out.cached = True
-            except ValidationError:
-                parsed = None
+            except ValueError:
+                parsed = None  # a damaged entry: ask again
         if parsed is None:
             parsed, error = self._ask(user, n, out)
             if parsed is None:
@@ -381,6 +381,10 @@ class LLMJudge:
                     verdict, note = self._ground_response(verdict, v.evidence, report, calls, over)
                     if note:
                         notes.append(note)
+                    related = related_refs(cp.check, ctx.required)
+                    if verdict != "miss" and related and not any(action_present(r, ctx, True)[0] for r in related):
+                        verdict = "miss"
+                        notes.append("downgraded to miss: none of the required responses is in the report or actions")
             if flags:
                 notes.append(f"report/results tried to instruct the judge ({len(flags)} passage(s) removed)")
             out.append(CheckpointVerdict(

@@ -24,7 +24,7 @@ from pytest_soclab.tools import ACTION_TOOLS, DESTRUCTIVE_TOOLS, STATE_CHANGING_
 
 # Verb forms that name each action in prose (base, gerund, past and noun forms).
 ACTION_VERBS: dict[str, str] = {
-    "isolate_host": r"isolat\w*|quarantin\w*|contain(?!s\b)\w*|network[- ]contain\w*",
+    "isolate_host": r"isolat\w*|quarantin\w*|contain(?!s\b|er)\w*|network[- ]contain\w*",
     "release_host": r"releas\w*|unisolat\w*|un-isolat\w*|reconnect\w*",
     "kill_process": r"kill(?!\s*-?\s*chain)\w*|terminat\w*",
     "suspend_process": r"suspend\w*(?! (?:the )?(?:user|account))",
@@ -113,7 +113,8 @@ def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
     """The clause of `text` holding [start, end): between the nearest clause boundaries around it.
 
     "Isolate web-01 and app-02, and monitor db-01": the clause of "Isolate" ends before ", and monitor".
-    A boundary that begins inside the verb itself ("rather than wiping") is not one.
+    "rather than" and "instead of" open the clause they start and stay in it, so that "rather than
+    wiping it" reads as a negated wipe.
     """
     lo, hi = 0, len(text)
     for m in _CLAUSE_BOUNDARY.finditer(text):
@@ -228,22 +229,48 @@ def _in_truth(value: Any, truth: Iterable[str]) -> bool:
     return any(v == t.lower() or v.startswith(t.lower() + ".") for t in truth)
 
 
+@dataclass(frozen=True)
+class AnswerScope:
+    """What the answer key implicates: hosts and IPs by value, paths and users by mention."""
+
+    entities: tuple[str, ...]  # implicated hosts, their IPs, attacker IP, IOCs, artifacts
+    text: str = ""  # the answer key's prose (root cause, conclusion, correlation, IOCs)
+
+    def covers(self, key: str, value: Any) -> bool:
+        if value in (None, ""):
+            return True
+        if _in_truth(value, self.entities):
+            return True
+        # A path or an account the answer names (the implant, the abused account) is in scope; a host
+        # the prose merely mentions (a decoy) is not.
+        return key in ("path", "user") and bool(self.text) and term_pattern(str(value)).search(self.text) is not None
+
+
+def _out_of_scope(tool: str, args: dict[str, Any], scope: AnswerScope) -> bool:
+    """Whether an action not required by the task over-reacts: wiping anything; any other action on a
+    target outside the answer key."""
+    if tool == "wipe_host":
+        return True
+    return any(not scope.covers(k, args.get(k)) for k in ("host", "ip", "user", "path"))
+
+
 def over_reactions(
     penalized: Sequence[ActionRef],
     required: Sequence[ActionRef],
     report: ReportText,
     calls: Sequence[ToolCall],
-    truth_entities: Iterable[str],
+    scope: AnswerScope,
     known_hosts: Iterable[str] = (),
 ) -> list[OverReaction]:
     """Every over-reaction, each counted once at its worst (executed destructive > executed >
     attempted or recommended).
 
     Over-reactions are the task's penalized actions, plus (whatever the task lists) any state-changing
-    action executed or recommended against a target outside the answer key, and any destructive action
-    executed that the task did not require.
+    action executed or recommended that the task did not require and that wipes a host or touches a
+    target outside the answer key (a host not implicated, an IP not the attacker's, a path or account
+    the answer does not name).
     """
-    truth = [t for t in truth_entities if t]
+    truth = list(scope.entities)
     found: dict[str, OverReaction] = {}
 
     def add(o: OverReaction) -> None:
@@ -261,9 +288,7 @@ def over_reactions(
     for c in calls:
         if c.tool not in STATE_CHANGING_TOOLS or any(r.matches(c.tool, c.args) for r in required):
             continue
-        targets = [c.args.get(k) for k in ("host", "ip", "user") if c.args.get(k)]
-        outside = bool(targets) and not all(_in_truth(t, truth) for t in targets)
-        if c.tool in DESTRUCTIVE_TOOLS or outside:
+        if _out_of_scope(c.tool, c.args, scope):
             how, w = _executed_weight(c)
             add(OverReaction(f"{c.tool} {call_target(c)}".strip(), how, w, f"seq {c.seq}: not required"))
 
@@ -300,7 +325,7 @@ def over_reactions(
                 _target_match(t, r.target) for t in _prose_targets(r2))) for r2 in required)
             if ref_ok:
                 continue
-            if (r.target and not _in_truth(r.target, truth)) or tool in DESTRUCTIVE_TOOLS:
+            if _out_of_scope(tool, {_TARGET_KEY[tool]: r.target}, scope):
                 add(OverReaction(f"{tool} {r.target}".strip(), "recommended", RECOMMENDED_WEIGHT,
                                  f"findings.response: {r.action} {r.target}"))
     return sorted(found.values(), key=lambda o: (-o.weight, o.key))

@@ -27,6 +27,7 @@ from pytest_soclab.judge.grounding import Retrieved, contains, term_pattern
 from pytest_soclab.judge.report_text import ReportText
 from pytest_soclab.judge.response import (
     ACTION_VERBS,
+    AnswerScope,
     OverReaction,
     executions,
     over_reactions,
@@ -150,6 +151,7 @@ def build_context(task: Task, report: AgentReport, calls: Sequence[ToolCall]) ->
     rt = ReportText(report)
     cat = catalog(task)
     support, note = supporting_retrieval(task, retrieved, cat)
+    gt = task.ground_truth
     er = task.expected_response
     hosts = sorted(retrieved.hosts() | {t.value for t in cat.of("host")}
                    | {h for line in er.required + er.over_reaction_penalty for h in _HOSTLIKE.findall(line)})
@@ -157,7 +159,8 @@ def build_context(task: Task, report: AgentReport, calls: Sequence[ToolCall]) ->
     required = list(er.required_actions) or refs_from_prose(er.required, hosts, users)
     penalized = list(er.penalized_actions) or refs_from_prose(er.over_reaction_penalty, hosts, users)
     truth_entities = cat.values() + sorted(retrieved.host_ips(t.value for t in cat.of("host")))
-    over = over_reactions(penalized, required, rt, calls, truth_entities, retrieved.hosts())
+    scope = AnswerScope(tuple(truth_entities), "\n".join([gt.root_cause, gt.conclusion, gt.correlation, *gt.iocs]))
+    over = over_reactions(penalized, required, rt, calls, scope, retrieved.hosts())
     return Context(
         task=task, report=report, calls=calls, rt=rt, retrieved=retrieved, cat=cat, known=known,
         support=support, support_note=note, precision=precision(rt, retrieved, cat, known),
@@ -302,7 +305,8 @@ def _pattern_in_places(pattern: str, e: Expect, ctx: Context) -> tuple[bool, str
     return True, ""
 
 
-def _action_present(ref: ActionRef, ctx: Context, allow_recommended: bool) -> tuple[bool, str]:
+def action_present(ref: ActionRef, ctx: Context, allow_recommended: bool) -> tuple[bool, str]:
+    """(present, note): executed (attempted), or recommended when allowed."""
     ex = executions(ref, ctx.calls)
     if ex:
         return True, f"{ref.label()} taken (seq {ex[0].seq})"
@@ -320,7 +324,7 @@ def _expect_fraction(e: Expect, ctx: Context) -> tuple[float, int, list[str], li
         results.append((True, "") if any(ok for ok, _ in tries)
                        else (False, f"none of {', '.join(e.any_terms)} ({tries[0][1]})"))
     results += [_pattern_in_places(p, e, ctx) for p in e.patterns]
-    results += [_action_present(a, ctx, "report" in e.where) for a in e.actions]
+    results += [action_present(a, ctx, "report" in e.where) for a in e.actions]
     if not results:
         return 1.0, 0, [], []
     met = sum(1 for ok, _ in results if ok)
@@ -336,7 +340,8 @@ def _judge_expect(cp: Checkpoint, i: int, ctx: Context) -> CheckpointVerdict:
                    apply_precision="report" in e.where)
 
 
-def _related_refs(check: str, refs: Sequence[ActionRef]) -> list[ActionRef]:
+def related_refs(check: str, refs: Sequence[ActionRef]) -> list[ActionRef]:
+    """The refs a checkpoint's text is about: it names their target or their action."""
     out = []
     for r in refs:
         targets = [str(v) for k, v in r.args.items() if k in ("host", "ip", "user", "path") and isinstance(v, str)]
@@ -353,11 +358,11 @@ def _judge_response(cp: Checkpoint, i: int, ctx: Context) -> CheckpointVerdict:
         notes.append(f"{round(base * n)}/{n} expected responses present")
         notes += (met + unmet)[:3]
     else:
-        related = _related_refs(cp.check, ctx.required)
+        related = related_refs(cp.check, ctx.required)
         restraint_only = bool(_RESTRAINT_WORDS.search(cp.check)) and not related
         refs = [] if restraint_only else (related or ctx.required)
         if refs:
-            results = [_action_present(r, ctx, True) for r in refs]
+            results = [action_present(r, ctx, True) for r in refs]
             base = sum(ok for ok, _ in results) / len(refs)
             notes.append(f"{sum(ok for ok, _ in results)}/{len(refs)} required responses present")
             notes += [n for ok, n in results if not ok][:2] + [n for ok, n in results if ok][:2]
