@@ -75,14 +75,14 @@ def make_simulator(item: pytest.Item, case: BuiltCase, backend: Any, guard: Any,
     from pytest_soclab.sim.actions import ActionSurface
 
     ispec = item.stash[keys.item_spec_key]
-    estate = case.estate.model_copy(deep=True)
+    actions = ActionSurface(case.estate)  # works on its own copy: the simulator and oracles read that copy
     return Simulator(
         scenario_context(ispec, case, settings.max_tool_calls),
         ispec.mode,
         backend,
-        estate,
+        actions.estate,
         guard,
-        ActionSurface(estate),
+        actions,
     )
 
 

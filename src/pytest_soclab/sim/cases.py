@@ -103,11 +103,11 @@ class CaseLibrary:
         if self.progress:
             self.progress(f"soclab: building case {case_id} (scale {self.scale:g}) into {db.name} ...")
         info = build_database(generate(recipe, scale=self.scale, seed=self.seed), db)
-        streams = info.get("streams") or info.get("counts") or {}
+        streams = {name: idx["docs"] for name, idx in info.get("indices", {}).items()}
         manifest = {"case": case_id, "scale": self.scale, "seed": self.seed, "streams": streams, "build": info}
         tmp = manifest_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True, default=str))
         tmp.replace(manifest_path)
         if self.progress:
-            total = sum(v for v in streams.values() if isinstance(v, int)) if isinstance(streams, dict) else 0
+            total = sum(streams.values())
             self.progress(f"soclab: built case {case_id}: {total} documents in {time.perf_counter() - started:.1f}s")
