@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import shutil
@@ -69,6 +70,9 @@ class Investigation:
         self.seen: dict[str, Any] = {k: [] for k in ("hosts", "ips", "pids", "users", "files", "domains", "urls", "entity_ids")}
         self.seen["host_sources"] = {}
         self.history = {"calls": 0, "read_calls": 0, "rows_returned": 0, "denied": 0}
+        # a fresh copy per investigation, as each item's simulator builds its own
+        self.assets = json.loads(json.dumps(ASSETS))
+        self.tooling = json.loads(json.dumps(TOOLING))
 
     def observe(self) -> None:
         r, s = self.rng, self.seen
@@ -92,7 +96,7 @@ class Investigation:
         return {
             "tool": tool, "args": args, "mode": "protected",
             "scenario": {"id": self.id, "kind": "attack", "allowed_tools": ALL_TOOLS, "scope": SCOPE},
-            "assets": ASSETS, "tooling": TOOLING, "seen": self.seen, "history": dict(self.history),
+            "assets": self.assets, "tooling": self.tooling, "seen": self.seen, "history": dict(self.history),
         }
 
 
@@ -178,8 +182,11 @@ def make_stream(n: int, seed: int) -> list[dict[str, Any]]:
                 tool, args = _bad_call(r, inv)
             else:
                 tool, args = "submit_report", {"markdown": "# Findings\nC2 at http://c2.evil-updates.net/gate.php"}
-            # Snapshot: later observations must not change an input already in the stream.
-            out.append(json.loads(json.dumps(inv.input(tool, args))))
+            # Snapshot the parts that change (seen, history, args); like the simulator,
+            # keep one assets and one tooling object per investigation.
+            inp = inv.input(tool, args)
+            snap = json.loads(json.dumps({k: v for k, v in inp.items() if k not in ("assets", "tooling")}))
+            out.append({**snap, "assets": inp["assets"], "tooling": inp["tooling"]})
             inv.history["calls"] += 1
             if tool in ("es_search", "esql_query", "get_mappings", "list_indices"):
                 inv.history["read_calls"] += 1
@@ -192,20 +199,25 @@ def measure(guard: Any, stream: list[dict[str, Any]], warmup: int = 200) -> dict
     for inp in stream[:warmup]:
         guard.decide(inp)
     lat_us: list[float] = []
+    cpu_us: list[float] = []  # this thread's CPU time: robust to a busy shared machine
     allowed = errors = 0
     rules: dict[str, int] = {}
     t_all = time.perf_counter()
     for inp in stream:
-        t0 = time.perf_counter_ns()
+        c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
         d = guard.decide(inp)
         lat_us.append((time.perf_counter_ns() - t0) / 1000)
+        cpu_us.append((time.thread_time_ns() - c0) / 1000)
         allowed += d.allow
         errors += d.error is not None
         for rid in d.rule_ids:
             rules[rid] = rules.get(rid, 0) + 1
     wall = time.perf_counter() - t_all
     lat_us.sort()
+    cpu_us.sort()
     return {
+        "cpu_median_us": round(statistics.median(cpu_us), 1),
+        "cpu_p99_us": round(cpu_us[int(0.99 * (len(cpu_us) - 1))], 1),
         "decisions": len(stream),
         "allowed": allowed,
         "denied": len(stream) - allowed,
@@ -256,9 +268,11 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(r, str):
             print(f"{name:9s} {r}")
             continue
-        print(f"{name:9s} median {r['median_us']:8.1f} us  p90 {r['p90_us']:8.1f} us  p99 {r['p99_us']:8.1f} us  "
-              f"max {r['max_us']:8.1f} us  {r['decisions_per_s']:6d}/s  "
+        print(f"{name:9s} wall: median {r['median_us']:8.1f} us  p90 {r['p90_us']:8.1f} us  p99 {r['p99_us']:8.1f} us  "
+              f"max {r['max_us']:8.1f} us  {r['decisions_per_s']:6d}/s")
+        print(f"{'':9s} cpu:  median {r['cpu_median_us']:8.1f} us  p99 {r['cpu_p99_us']:8.1f} us  "
               f"allowed {r['allowed']} denied {r['denied']} errors {r['errors']}")
+    print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cpus)")
     reg = report["engines"]["regorus"]
     print(f"regorus load (compile + function check + {reg['policy_tests']} Rego tests + smoke): {reg['load_ms_incl_policy_tests']} ms")
     print("rules fired:", json.dumps(reg["rules_fired"]))

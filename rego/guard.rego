@@ -128,7 +128,14 @@ seen_entity_ids := {x | some x in seen_list("entity_ids"); is_string(x)}
 # pids may come as numbers or numeric strings.
 seen_pids := {as_number(p) | some p in seen_list("pids")}
 
-assets := object.get(input, "assets", {})
+# assets and tooling describe the estate and do not change during an item: an engine
+# may hold them in data.soclab.context instead of sending them with every call (the
+# in-process engine does, to save converting them per call). The input wins.
+context := object.get(data, ["soclab", "context"], {})
+
+assets := a if {
+	a := input.assets
+} else := object.get(context, "assets", {})
 
 # The asset record of a host name, case-insensitively (null when unknown).
 asset(name) := a if {
@@ -140,7 +147,9 @@ asset_ips := {ip | some a in assets; some ip in object.get(a, "ips", []); is_str
 
 asset_names := lower_set(object.keys(assets))
 
-tooling := object.get(input, "tooling", {})
+tooling := t if {
+	t := input.tooling
+} else := object.get(context, "tooling", {})
 
 tooling_processes := lower_set(object.get(tooling, "processes", []))
 

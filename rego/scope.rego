@@ -93,11 +93,27 @@ without_line_comments(q) := q if {
 	not contains(q, "//")
 } else := regex.replace(q, `//[^\n]*`, " ")
 
-esql_source_match := regex.find_all_string_submatch_n(`(?is)^\s*(from|ts|metrics)\s+(.*?)(\s+metadata\s+[^|]*)?(\||$)`, esql_clean, 1)
-
-esql_sources := [trim(trim_space(s), "\"'` ") |
-	some s in split(esql_source_match[0][2], ",")
+# The query's commands, each as its list of words (first word lower-cased): split on
+# "|" and whitespace with string functions (a "|" inside a string literal splits
+# too, which at worst adds a bogus command: harmless for these checks).
+esql_commands := [words |
+	some segment in split(esql_clean, "|")
+	tokens := [t | some t in split(strings.replace_n({"\n": " ", "\t": " ", "\r": " ", ",": " , "}, segment), " "); t != ""]
+	count(tokens) > 0
+	words := array.concat([lower(tokens[0])], array.slice(tokens, 1, count(tokens)))
 ]
+
+esql_source_words := array.slice(esql_commands[0], 1, count(esql_commands[0])) if {
+	esql_commands[0][0] in {"from", "ts", "metrics"}
+}
+
+# FROM a, b METADATA _id: the words before METADATA, joined and split on commas.
+esql_sources := [trim(trim_space(s), "\"'` ") |
+	some s in split(concat(" ", [w | some i, w in esql_source_words; i < metadata_at]), ",")
+	trim_space(s) != ""
+]
+
+metadata_at := min({i | some i, w in esql_source_words; lower(w) == "metadata"} | {count(esql_source_words)})
 
 esql_lookup_indices := {trim(m[1], "\"'`") |
 	contains(esql_lower, "lookup")
@@ -105,9 +121,7 @@ esql_lookup_indices := {trim(m[1], "\"'`") |
 	some m in regex.find_all_string_submatch_n(`(?i)\blookup\s+join\s+("[^"]*"|[^\s|,]+)`, text, -1)
 }
 
-esql_has_source if count(esql_source_match) > 0
-
-esql_has_source if regex.match(`(?is)^\s*(row|show)\b`, esql_clean)
+esql_has_source if esql_commands[0][0] in {"from", "ts", "metrics", "row", "show"}
 
 esql_deny contains {"id": "scope.esql_source", "reason": sprintf("could not find the source of this ES|QL query (expected FROM, ROW or SHOW first): %q", [substring(esql_text, 0, 120)])} if {
 	is_string(esql_text)

@@ -33,7 +33,9 @@ def test_engine_exception_denies(guard, monkeypatch: pytest.MonkeyPatch) -> None
     def boom(rule: str) -> object:
         raise RuntimeError("engine exploded")
 
-    monkeypatch.setattr(guard._local, "engine", type("E", (), {"set_input": lambda self, i: None, "eval_rule": staticmethod(boom)})())
+    fake = type("E", (), {"set_input": lambda self, i: None, "clear_data": lambda self: None,
+                          "add_data": lambda self, d: None, "eval_rule": staticmethod(boom)})()
+    monkeypatch.setattr(guard._state(), "engine", fake)
     d = guard.decide(make_input(*LEGIT))
     assert not d.allow and d.rule_ids == [ENGINE_ERROR_RULE]
     assert d.error == "engine exploded"
@@ -102,6 +104,15 @@ def _unchecked_guard(d: Path):
     g._files, g._data = read_policy_dir(d), None
     g._local = threading.local()
     return g
+
+
+def test_context_change_is_sent_again(guard) -> None:
+    # The same call on two estates: dc-01 is tier 0 in one, tier 2 in the other.
+    inp = make_input("isolate_host", {"host": "dc-01"})
+    assert "evidence.tier0_uncorroborated" in guard.decide(inp).rule_ids
+    other = dict(inp, assets={**inp["assets"], "dc-01": {**inp["assets"]["dc-01"], "tier": 2}})
+    assert guard.decide(other).allow
+    assert "evidence.tier0_uncorroborated" in guard.decide(inp).rule_ids
 
 
 def test_decisions_from_another_thread(guard) -> None:
