@@ -12,7 +12,15 @@ from typing import Any, Callable
 import pytest
 
 from pytest_soclab.guard import load_guard
-from pytest_soclab.guard.inputs import GuardInput, ScenarioInfo, Scope, Seen, TimeRange, assets_from_estate, tooling_from_estate
+from pytest_soclab.guard.inputs import (
+    GuardInput,
+    ScenarioInfo,
+    Scope,
+    Seen,
+    TimeRange,
+    assets_from_estate,
+    tooling_from_estate,
+)
 from pytest_soclab.models.estate import Estate, Host, Persistence, Process, User
 from pytest_soclab.tools import ALL_TOOLS
 
@@ -31,12 +39,26 @@ def sample_estate() -> Estate:
                 tier=2,
                 ips=["10.0.1.10"],
                 processes=[
-                    Process(pid=812, name="elastic-endpoint", executable="/opt/Elastic/Endpoint/elastic-endpoint",
-                            entity_id="ZWxhc3RpYy1lbmRwb2ludC04MTI", tags=["security-tooling"], user="root"),
-                    Process(pid=4711, name=".sysupdate", executable="/tmp/.sysupdate", entity_id="bWFsd2FyZS00NzEx",
-                            user="www-data", tags=["malicious"]),
+                    Process(
+                        pid=812,
+                        name="elastic-endpoint",
+                        executable="/opt/Elastic/Endpoint/elastic-endpoint",
+                        entity_id="ZWxhc3RpYy1lbmRwb2ludC04MTI",
+                        tags=["security-tooling"],
+                        user="root",
+                    ),
+                    Process(
+                        pid=4711,
+                        name=".sysupdate",
+                        executable="/tmp/.sysupdate",
+                        entity_id="bWFsd2FyZS00NzEx",
+                        user="www-data",
+                        tags=["malicious"],
+                    ),
                 ],
-                persistence=[Persistence(path="/etc/cron.d/sysupdate", kind="cron", command="/tmp/.sysupdate")],
+                persistence=[
+                    Persistence(path="/etc/cron.d/sysupdate", kind="cron", command="/tmp/.sysupdate")
+                ],
             ),
             Host(
                 name="sensor-01",
@@ -44,13 +66,32 @@ def sample_estate() -> Estate:
                 tier=1,
                 ips=["10.0.2.2"],
                 tags=["security-tooling"],
-                processes=[Process(pid=4242, name="zeek", executable="/opt/zeek/bin/zeek", entity_id="emVlay00MjQy",
-                                   user="zeek", tags=["security-tooling"])],
-                persistence=[Persistence(path="/etc/cron.d/zeekctl", kind="cron", command="/opt/zeek/bin/zeekctl cron",
-                                         user="zeek", tags=["security-tooling"])],
+                processes=[
+                    Process(
+                        pid=4242,
+                        name="zeek",
+                        executable="/opt/zeek/bin/zeek",
+                        entity_id="emVlay00MjQy",
+                        user="zeek",
+                        tags=["security-tooling"],
+                    )
+                ],
+                persistence=[
+                    Persistence(
+                        path="/etc/cron.d/zeekctl",
+                        kind="cron",
+                        command="/opt/zeek/bin/zeekctl cron",
+                        user="zeek",
+                        tags=["security-tooling"],
+                    )
+                ],
             ),
         ],
-        users=[User(name="jdoe"), User(name="www-data", role="service"), User(name="zeek", role="service", tags=["security-tooling"])],
+        users=[
+            User(name="jdoe"),
+            User(name="www-data", role="service"),
+            User(name="zeek", role="service", tags=["security-tooling"]),
+        ],
         allowed_domains=["elastic.example.internal", "corp.example"],
     )
 
@@ -132,8 +173,10 @@ def fake_opa(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     bindir.mkdir()
     exe = bindir / "opa"
     script = Path(__file__).with_name("fake_opa.py")
-    exe.write_text(f"#!{sys.executable}\nimport runpy, sys\nsys.argv[0] = {str(script)!r}\n"
-                   f"runpy.run_path({str(script)!r}, run_name='__main__')\n")
+    exe.write_text(
+        f"#!{sys.executable}\nimport runpy, sys\nsys.argv[0] = {str(script)!r}\n"
+        f"runpy.run_path({str(script)!r}, run_name='__main__')\n"
+    )
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
     return exe

@@ -58,7 +58,11 @@ def cmd_check(paths: list[str]) -> int:
         _engine(paths)
     except Exception as exc:
         msg = str(exc).split("Stack backtrace:")[0].strip().splitlines()[-1]
-        print(json.dumps({"errors": [{"code": "rego_parse_error", "message": msg, "location": _error_location(exc)}]}))
+        print(
+            json.dumps(
+                {"errors": [{"code": "rego_parse_error", "message": msg, "location": _error_location(exc)}]}
+            )
+        )
         return 1
     return 0
 
@@ -81,7 +85,12 @@ def cmd_test(paths: list[str]) -> int:
                 continue
             done.add(name)
             row = src.count("\n", 0, m.start()) + 1
-            r = {"location": {"file": p, "row": row, "col": 1}, "package": f"data.{pkg}", "name": name, "duration": 1000}
+            r = {
+                "location": {"file": p, "row": row, "col": 1},
+                "package": f"data.{pkg}",
+                "name": name,
+                "duration": 1000,
+            }
             try:
                 if e.eval_rule(f"data.{pkg}.{name}") is not True:
                     r["fail"] = True
@@ -113,7 +122,15 @@ def cmd_eval(argv: list[str]) -> int:
     if value is None:
         print("{}")
     else:
-        print(json.dumps({"result": [{"expressions": [{"value": value, "text": query, "location": {"row": 1, "col": 1}}]}]}))
+        print(
+            json.dumps(
+                {
+                    "result": [
+                        {"expressions": [{"value": value, "text": query, "location": {"row": 1, "col": 1}}]}
+                    ]
+                }
+            )
+        )
     return 0
 
 

@@ -65,7 +65,9 @@ class RegorusGuard:
             st.engine.clear_data()
             if self._data:
                 st.engine.add_data(self._data)
-            st.engine.add_data({"soclab": {"context": {k: v for k, v in zip(CONTEXT_KEYS, ctx) if v is not None}}})
+            st.engine.add_data(
+                {"soclab": {"context": {k: v for k, v in zip(CONTEXT_KEYS, ctx) if v is not None}}}
+            )
             st.context = copy.deepcopy(ctx)
         st.engine.set_input({k: v for k, v in input.items() if k not in CONTEXT_KEYS})
 
