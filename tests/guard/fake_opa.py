@@ -77,9 +77,9 @@ def cmd_test(paths: list[str]) -> int:
         if not p.endswith(".rego"):
             continue
         src = Path(p).read_text()
-        pkg = re.search(r"^package\s+(\S+)", src, re.M).group(1)
+        pkg = re.search(r"^package\s+(\S+)", src, re.MULTILINE).group(1)
         done = set()
-        for m in re.finditer(r"^(test_\w+)", src, re.M):
+        for m in re.finditer(r"^(test_\w+)", src, re.MULTILINE):
             name = m.group(1)
             if name in done:
                 continue
@@ -162,10 +162,10 @@ def cmd_run(argv: list[str]) -> int:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self._send(200, {}) if self.path == "/health" else self._send(404, {"code": "not_found"})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             if crash_after and served[0] >= crash_after:
                 os._exit(3)
             served[0] += 1

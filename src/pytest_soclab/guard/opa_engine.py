@@ -229,7 +229,7 @@ class OpaServerGuard:
             if resp.status != 200:
                 raise RuntimeError(f"opa answered HTTP {resp.status}: {text[:300]}")
             body = json.loads(text)
-        except socket.timeout:
+        except TimeoutError:
             us = (time.perf_counter_ns() - t0) / 1000
             return denied(
                 self.engine,

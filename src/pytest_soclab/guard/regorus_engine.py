@@ -93,4 +93,4 @@ class RegorusGuard:
         self._local = threading.local()
 
 
-__all__ = ["RegorusGuard", "CONTEXT_KEYS"]
+__all__ = ["CONTEXT_KEYS", "RegorusGuard"]
