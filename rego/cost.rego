@@ -6,13 +6,13 @@ import rego.v1
 
 # ---- result sizes --------------------------------------------------------------------
 
-read_deny contains {"id": "cost.search_size", "reason": sprintf("es_search size %v is over the limit of %d hits per request; page or aggregate instead", [size, config.max_search_size])} if {
+search_deny contains {"id": "cost.search_size", "reason": sprintf("es_search size %v is over the limit of %d hits per request; page or aggregate instead", [size, config.max_search_size])} if {
 	tool == "es_search"
 	size := object.get(body, "size", 10)
 	not within(size, config.max_search_size)
 }
 
-read_deny contains {"id": "cost.search_size", "reason": sprintf("es_search from + size = %v is past the result window of %d", [from + size, config.max_result_window])} if {
+search_deny contains {"id": "cost.search_size", "reason": sprintf("es_search from + size = %v is past the result window of %d", [from + size, config.max_result_window])} if {
 	tool == "es_search"
 	from := object.get(body, "from", 0)
 	size := object.get(body, "size", 10)
@@ -23,7 +23,7 @@ read_deny contains {"id": "cost.search_size", "reason": sprintf("es_search from 
 
 # size / shard_size anywhere under aggs (terms, composite, top_hits, significant_terms...),
 # found in the aggregations' JSON text.
-read_deny contains {"id": "cost.agg_size", "reason": sprintf("aggregation %s = %s is over the limit of %d buckets", [m[2], m[3], config.max_agg_size])} if {
+search_deny contains {"id": "cost.agg_size", "reason": sprintf("aggregation %s = %s is over the limit of %d buckets", [m[2], m[3], config.max_agg_size])} if {
 	tool == "es_search"
 	some key in {"aggs", "aggregations"}
 	aggs := body[key]
@@ -164,7 +164,7 @@ scope_lo := time.parse_rfc3339_ns(scope_range.gte) if is_string(scope_range.gte)
 
 scope_hi := time.parse_rfc3339_ns(scope_range.lte) if is_string(scope_range.lte)
 
-read_deny contains {"id": "cost.time_range", "reason": sprintf("%s time range spans %s, more than %s (%v x the case window); narrow it to the incident", [tool, human_ns(r.hi - r.lo), human_ns(max_range_ns), config.max_range_factor])} if {
+range_deny contains {"id": "cost.time_range", "reason": sprintf("%s time range spans %s, more than %s (%v x the case window); narrow it to the incident", [tool, human_ns(r.hi - r.lo), human_ns(max_range_ns), config.max_range_factor])} if {
 	some r in time_ranges
 	r.hi - r.lo > max_range_ns
 }

@@ -6,8 +6,8 @@ import copy
 import os
 import stat
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
