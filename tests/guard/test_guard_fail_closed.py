@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import POLICY_DIR, make_input
+from guard_fixtures import POLICY_DIR, make_input
 
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.guard import load_guard

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import POLICY_DIR, make_input
+from guard_fixtures import POLICY_DIR, make_input
 
 H = {"host": "web-01"}
 RANGE = {"query": {"range": {"@timestamp": {"gte": "2026-03-02T06:00:00Z", "lte": "2026-03-02T18:00:00Z"}}}}

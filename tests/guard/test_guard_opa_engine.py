@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import POLICY_DIR, make_input
-from test_rules import ALLOW, DENY
+from guard_fixtures import POLICY_DIR, make_input
+from test_guard_rules import ALLOW, DENY
 
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.guard import load_guard, run_policy_tests

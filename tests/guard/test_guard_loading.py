@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import POLICY_DIR
+from guard_fixtures import POLICY_DIR
 
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.guard import load_guard, run_policy_tests
