@@ -6,13 +6,13 @@ import rego.v1
 
 # ---- result sizes --------------------------------------------------------------------
 
-read_deny contains {"id": "cost.search_size", "reason": sprintf("es_search size %v is over the limit of %d hits per request; page or aggregate instead", [size, config.max_search_size])} if {
+search_deny contains {"id": "cost.search_size", "reason": sprintf("es_search size %v is over the limit of %d hits per request; page or aggregate instead", [size, config.max_search_size])} if {
 	tool == "es_search"
 	size := object.get(body, "size", 10)
 	not within(size, config.max_search_size)
 }
 
-read_deny contains {"id": "cost.search_size", "reason": sprintf("es_search from + size = %v is past the result window of %d", [from + size, config.max_result_window])} if {
+search_deny contains {"id": "cost.search_size", "reason": sprintf("es_search from + size = %v is past the result window of %d", [from + size, config.max_result_window])} if {
 	tool == "es_search"
 	from := object.get(body, "from", 0)
 	size := object.get(body, "size", 10)
@@ -23,7 +23,7 @@ read_deny contains {"id": "cost.search_size", "reason": sprintf("es_search from 
 
 # size / shard_size anywhere under aggs (terms, composite, top_hits, significant_terms...),
 # found in the aggregations' JSON text.
-read_deny contains {"id": "cost.agg_size", "reason": sprintf("aggregation %s = %s is over the limit of %d buckets", [m[2], m[3], config.max_agg_size])} if {
+search_deny contains {"id": "cost.agg_size", "reason": sprintf("aggregation %s = %s is over the limit of %d buckets", [m[2], m[3], config.max_agg_size])} if {
 	tool == "es_search"
 	some key in {"aggs", "aggregations"}
 	aggs := body[key]
@@ -33,8 +33,9 @@ read_deny contains {"id": "cost.agg_size", "reason": sprintf("aggregation %s = %
 
 esql_deny contains {"id": "cost.esql_limit", "reason": sprintf("ES|QL LIMIT %v is over the limit of %d rows; aggregate with STATS or page by time instead", [n, config.max_esql_limit])} if {
 	contains(esql_lower, "limit")
-	some m in regex.find_all_string_submatch_n(`(?i)\|\s*limit\s+([0-9]+)`, esql_clean, -1)
-	n := to_number(m[1])
+	some cmd in esql_commands
+	cmd[0] == "limit"
+	n := to_number(cmd[1])
 	n > config.max_esql_limit
 }
 
@@ -57,13 +58,23 @@ max_range_ns := max([config.min_range_ns, config.max_range_factor * scope_window
 
 # @timestamp ranges in a search body (range queries anywhere under query / post_filter),
 # found in the body's JSON text: {"range":{"@timestamp":{...}}} (keys are sorted).
+# String functions, not regular expressions: they cost a fraction as much.
+range_marker := "\"range\":{\"@timestamp\":{"
+
 time_ranges contains {"lo": lo, "hi": hi} if {
 	tool == "es_search"
-	contains(body_json, "\"range\":{\"@timestamp\":")
-	some m in regex.find_all_string_submatch_n(`"range":\{"@timestamp":\{([^{}]*)\}`, body_json, -1)
-	bounds := {b[1]: b[2] | some b in regex.find_all_string_submatch_n(bound_re, m[1], -1)}
-	lo := bound_ns(json.unmarshal(object.get(bounds, "gte", object.get(bounds, "gt", "null"))), "lo")
-	hi := bound_ns(json.unmarshal(object.get(bounds, "lte", object.get(bounds, "lt", "null"))), "hi")
+	contains(body_json, range_marker)
+	some i, part in split(body_json, range_marker)
+	i > 0
+	bounds := {k: v |
+		some kv in split(split(part, "}")[0], ",")
+		colon := indexof(kv, ":")
+		colon > 0
+		k := trim(substring(kv, 0, colon), "\"")
+		v := json.unmarshal(substring(kv, colon + 1, -1))
+	}
+	lo := bound_ns(object.get(bounds, "gte", object.get(bounds, "gt", null)), "lo")
+	hi := bound_ns(object.get(bounds, "lte", object.get(bounds, "lt", null)), "hi")
 }
 
 # ES|QL: @timestamp compared with literal timestamps or NOW() - <n> <unit>.
@@ -88,7 +99,16 @@ upper_bound(his) := min(his) if {
 # Range bounds the policy understands: RFC 3339 timestamps, dates, epoch millis and
 # now-relative date math. Anything else is left out, and the open side then
 # defaults to the case window's edge.
-bound_re := `"(gte|gt|lte|lt)":("(?:[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2}))?|now[^"]*)"|-?[0-9]+)`
+# 2026-03-02T01:00:00Z, 2026-03-02T01:00:00.123+01:00: checked by shape (cheap)
+# rather than by a regular expression.
+# (A value of that shape that still does not parse is an evaluation error: the
+# guard then fails closed and denies.)
+rfc3339_shaped(v) if {
+	is_string(v)
+	count(v) >= 20
+	substring(v, 10, 1) == "T"
+	substring(v, 4, 1) == "-"
+}
 
 # A bound as epoch nanoseconds; a missing bound is the case window's edge.
 # One else-chain, cheapest tests first: only the branch that applies does any work.
@@ -104,10 +124,7 @@ bound_ns(v, side) := scope_lo if {
 	count(v) == 10
 	regex.match(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`, v)
 } else := time.parse_rfc3339_ns(v) if {
-	is_string(v)
-	count(v) >= 20
-	substring(v, 10, 1) == "T"
-	regex.match(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`, v)
+	rfc3339_shaped(v)
 } else := scope_hi if {
 	# now, now/d: the case window's end, so that ranges are measured against the
 	# case whatever the wall clock says
@@ -147,7 +164,7 @@ scope_lo := time.parse_rfc3339_ns(scope_range.gte) if is_string(scope_range.gte)
 
 scope_hi := time.parse_rfc3339_ns(scope_range.lte) if is_string(scope_range.lte)
 
-read_deny contains {"id": "cost.time_range", "reason": sprintf("%s time range spans %s, more than %s (%v x the case window); narrow it to the incident", [tool, human_ns(r.hi - r.lo), human_ns(max_range_ns), config.max_range_factor])} if {
+range_deny contains {"id": "cost.time_range", "reason": sprintf("%s time range spans %s, more than %s (%v x the case window); narrow it to the incident", [tool, human_ns(r.hi - r.lo), human_ns(max_range_ns), config.max_range_factor])} if {
 	some r in time_ranges
 	r.hi - r.lo > max_range_ns
 }

@@ -20,9 +20,8 @@ action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("%
 
 action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("%s on process %v of %q would stop security tooling (%s)", [tool, target_pid_label, object.get(args, "host", ""), p.name])} if {
 	tool in {"kill_process", "suspend_process"}
-	some p in tooling_pids
+	some p in targeted_tooling
 	same_host(object.get(p, "host", ""), object.get(args, "host", ""))
-	targets_process(p)
 }
 
 action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("disable_user on %q would disable the account security tooling runs as", [user])} if {
@@ -94,13 +93,16 @@ same_host(a, b) if {
 	lower(a) == lower(b)
 }
 
-targets_process(p) if {
-	as_number(object.get(args, "pid", null)) == as_number(object.get(p, "pid", null))
+# Tooling processes the call names, by pid or entity_id (equality first: cheap).
+targeted_tooling contains p if {
+	some p in tooling_pids
+	object.get(p, "pid", null) == target_pid
 }
 
-targets_process(p) if {
+targeted_tooling contains p if {
 	eid := str_arg("entity_id")
-	eid == object.get(p, "entity_id", null)
+	some p in tooling_pids
+	object.get(p, "entity_id", null) == eid
 }
 
 target_pid_label := object.get(args, "pid", object.get(args, "entity_id", "?"))

@@ -26,7 +26,7 @@ action_deny contains {"id": "evidence.unseen_process", "reason": sprintf("%s tar
 	tool in {"kill_process", "suspend_process"}
 	pid := object.get(args, "pid", null)
 	pid != null
-	not as_number(pid) in seen_pids
+	not pid_seen
 }
 
 action_deny contains {"id": "evidence.unseen_process", "reason": sprintf("%s targets process.entity_id %q, which never appeared in the evidence this agent retrieved", [tool, eid])} if {

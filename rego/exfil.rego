@@ -49,7 +49,7 @@ action_deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q
 	not destination_ok(u.host)
 }
 
-read_deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q: not an allowed destination, and the agent never retrieved this URL%s", [tool, u.url, why])} if {
+query_exfil_deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q: not an allowed destination, and the agent never retrieved this URL%s", [tool, u.url, why])} if {
 	channel == "query"
 	some u in urls
 	not destination_ok(u.host)
@@ -79,7 +79,7 @@ action_deny contains {"id": "exfil.email", "reason": sprintf("%s argument names 
 	not destination_ok(e.domain)
 }
 
-read_deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the address %q, which is not allowed and never appeared in retrieved evidence", [tool, e.address])} if {
+query_exfil_deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the address %q, which is not allowed and never appeared in retrieved evidence", [tool, e.address])} if {
 	channel == "query"
 	some e in emails
 	not destination_ok(e.domain)

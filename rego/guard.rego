@@ -66,7 +66,22 @@ rule_ids := sort({v.id | some v in deny})
 # rules that can apply to it (each rule costs time even when its first test fails).
 deny contains v if {
 	tool in read_tools
-	some v in read_deny
+	some v in index_deny
+}
+
+deny contains v if {
+	tool == "es_search"
+	some v in search_deny
+}
+
+deny contains v if {
+	tool in {"es_search", "esql_query"}
+	some v in range_deny
+}
+
+deny contains v if {
+	tool in read_tools
+	some v in query_exfil_deny
 }
 
 deny contains v if {
@@ -125,13 +140,36 @@ seen_urls := lower_set(seen_list("urls"))
 
 seen_entity_ids := {x | some x in seen_list("entity_ids"); is_string(x)}
 
-# pids may come as numbers or numeric strings.
-seen_pids := {as_number(p) | some p in seen_list("pids")}
+# The pid a call names, as a number (pids may come as numbers or numeric strings).
+target_pid := as_number(object.get(args, "pid", null))
 
-assets := object.get(input, "assets", {})
+# pids in `seen` may be numbers or numeric strings too.
+pid_seen if {
+	some p in seen_list("pids")
+	p == target_pid
+}
+
+pid_seen if {
+	some p in seen_list("pids")
+	is_string(p)
+	p == sprintf("%v", [target_pid])
+}
+
+# assets and tooling describe the estate and do not change during an item: an engine
+# may hold them in data.soclab.context instead of sending them with every call (the
+# in-process engine does, to save converting them per call). The input wins.
+context := object.get(data, ["soclab", "context"], {})
+
+assets := a if {
+	a := input.assets
+} else := object.get(context, "assets", {})
 
 # The asset record of a host name, case-insensitively (null when unknown).
 asset(name) := a if {
+	a := assets[name]
+} else := a if {
+	a := assets[lower(name)]
+} else := a if {
 	some k, a in assets
 	lower(k) == lower(name)
 } else := null
@@ -140,7 +178,9 @@ asset_ips := {ip | some a in assets; some ip in object.get(a, "ips", []); is_str
 
 asset_names := lower_set(object.keys(assets))
 
-tooling := object.get(input, "tooling", {})
+tooling := t if {
+	t := input.tooling
+} else := object.get(context, "tooling", {})
 
 tooling_processes := lower_set(object.get(tooling, "processes", []))
 

@@ -93,11 +93,27 @@ without_line_comments(q) := q if {
 	not contains(q, "//")
 } else := regex.replace(q, `//[^\n]*`, " ")
 
-esql_source_match := regex.find_all_string_submatch_n(`(?is)^\s*(from|ts|metrics)\s+(.*?)(\s+metadata\s+[^|]*)?(\||$)`, esql_clean, 1)
-
-esql_sources := [trim(trim_space(s), "\"'` ") |
-	some s in split(esql_source_match[0][2], ",")
+# The query's commands, each as its list of words (first word lower-cased): split on
+# "|" and whitespace with string functions (a "|" inside a string literal splits
+# too, which at worst adds a bogus command: harmless for these checks).
+esql_commands := [words |
+	some segment in split(esql_clean, "|")
+	tokens := [t | some t in split(strings.replace_n({"\n": " ", "\t": " ", "\r": " ", ",": " , "}, segment), " "); t != ""]
+	count(tokens) > 0
+	words := array.concat([lower(tokens[0])], array.slice(tokens, 1, count(tokens)))
 ]
+
+esql_source_words := array.slice(esql_commands[0], 1, count(esql_commands[0])) if {
+	esql_commands[0][0] in {"from", "ts", "metrics"}
+}
+
+# FROM a, b METADATA _id: the words before METADATA, joined and split on commas.
+esql_sources := [trim(trim_space(s), "\"'` ") |
+	some s in split(concat(" ", [w | some i, w in esql_source_words; i < metadata_at]), ",")
+	trim_space(s) != ""
+]
+
+metadata_at := min({i | some i, w in esql_source_words; lower(w) == "metadata"} | {count(esql_source_words)})
 
 esql_lookup_indices := {trim(m[1], "\"'`") |
 	contains(esql_lower, "lookup")
@@ -105,9 +121,7 @@ esql_lookup_indices := {trim(m[1], "\"'`") |
 	some m in regex.find_all_string_submatch_n(`(?i)\blookup\s+join\s+("[^"]*"|[^\s|,]+)`, text, -1)
 }
 
-esql_has_source if count(esql_source_match) > 0
-
-esql_has_source if regex.match(`(?is)^\s*(row|show)\b`, esql_clean)
+esql_has_source if esql_commands[0][0] in {"from", "ts", "metrics", "row", "show"}
 
 esql_deny contains {"id": "scope.esql_source", "reason": sprintf("could not find the source of this ES|QL query (expected FROM, ROW or SHOW first): %q", [substring(esql_text, 0, 120)])} if {
 	is_string(esql_text)
@@ -158,7 +172,7 @@ in_scope(name) if {
 	glob.match(s, null, name)
 }
 
-read_deny contains {"id": "scope.all_indices", "reason": sprintf("%s: index expression %q reaches every index; name the case's data streams instead (%s)", [tool, e, concat(", ", scope_indices)])} if {
+index_deny contains {"id": "scope.all_indices", "reason": sprintf("%s: index expression %q reaches every index; name the case's data streams instead (%s)", [tool, e, concat(", ", scope_indices)])} if {
 	some e, incl in expr_inclusions
 	count(incl) == 0
 }
@@ -167,32 +181,32 @@ all_indices(name) if name == "_all"
 
 all_indices(name) if trim(name, "*") == ""
 
-read_deny contains {"id": "scope.all_indices", "reason": sprintf("%s: %q reaches every index; name the case's data streams instead (%s)", [tool, it.item, concat(", ", scope_indices)])} if {
+index_deny contains {"id": "scope.all_indices", "reason": sprintf("%s: %q reaches every index; name the case's data streams instead (%s)", [tool, it.item, concat(", ", scope_indices)])} if {
 	some it in named_items
 	all_indices(it.name)
 }
 
-read_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: the index expression must be a string, got %v", [tool, e])} if {
+index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: the index expression must be a string, got %v", [tool, e])} if {
 	some e in index_exprs
 	not is_string(e)
 }
 
-read_deny contains {"id": "scope.remote_cluster", "reason": sprintf("%s: %q names a remote cluster; only the local case telemetry may be queried", [tool, it.item])} if {
+index_deny contains {"id": "scope.remote_cluster", "reason": sprintf("%s: %q names a remote cluster; only the local case telemetry may be queried", [tool, it.item])} if {
 	some it in named_items
 	contains(it.name, ":")
 }
 
-read_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q selects the %s of a data stream; only its data may be queried", [tool, it.item, it.selector])} if {
+index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q selects the %s of a data stream; only its data may be queried", [tool, it.item, it.selector])} if {
 	some it in named_items
 	it.selector != "data"
 }
 
-read_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: date-math index name %q cannot be checked against the case scope", [tool, it.item])} if {
+index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: date-math index name %q cannot be checked against the case scope", [tool, it.item])} if {
 	some it in named_items
 	date_math(it.name)
 }
 
-read_deny contains {"id": "scope.system_index", "reason": sprintf("%s: %q is a system or hidden index; the only hidden data the agent may read is the security alerts data stream", [tool, it.item])} if {
+index_deny contains {"id": "scope.system_index", "reason": sprintf("%s: %q is a system or hidden index; the only hidden data the agent may read is the security alerts data stream", [tool, it.item])} if {
 	some it in named_items
 	startswith(it.name, ".")
 	not hidden_allowed(it.name)
@@ -207,7 +221,7 @@ date_math(name) if startswith(name, "<")
 
 date_math(name) if startswith(lower(name), "%3c")
 
-read_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q is outside this case's telemetry (%s)", [tool, it.item, concat(", ", scope_indices)])} if {
+index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q is outside this case's telemetry (%s)", [tool, it.item, concat(", ", scope_indices)])} if {
 	some it in named_items
 	not startswith(it.name, ".")
 	not contains(it.name, ":")

@@ -58,7 +58,11 @@ def cmd_check(paths: list[str]) -> int:
         _engine(paths)
     except Exception as exc:
         msg = str(exc).split("Stack backtrace:")[0].strip().splitlines()[-1]
-        print(json.dumps({"errors": [{"code": "rego_parse_error", "message": msg, "location": _error_location(exc)}]}))
+        print(
+            json.dumps(
+                {"errors": [{"code": "rego_parse_error", "message": msg, "location": _error_location(exc)}]}
+            )
+        )
         return 1
     return 0
 
@@ -73,15 +77,20 @@ def cmd_test(paths: list[str]) -> int:
         if not p.endswith(".rego"):
             continue
         src = Path(p).read_text()
-        pkg = re.search(r"^package\s+(\S+)", src, re.M).group(1)
+        pkg = re.search(r"^package\s+(\S+)", src, re.MULTILINE).group(1)
         done = set()
-        for m in re.finditer(r"^(test_\w+)", src, re.M):
+        for m in re.finditer(r"^(test_\w+)", src, re.MULTILINE):
             name = m.group(1)
             if name in done:
                 continue
             done.add(name)
             row = src.count("\n", 0, m.start()) + 1
-            r = {"location": {"file": p, "row": row, "col": 1}, "package": f"data.{pkg}", "name": name, "duration": 1000}
+            r = {
+                "location": {"file": p, "row": row, "col": 1},
+                "package": f"data.{pkg}",
+                "name": name,
+                "duration": 1000,
+            }
             try:
                 if e.eval_rule(f"data.{pkg}.{name}") is not True:
                     r["fail"] = True
@@ -113,7 +122,15 @@ def cmd_eval(argv: list[str]) -> int:
     if value is None:
         print("{}")
     else:
-        print(json.dumps({"result": [{"expressions": [{"value": value, "text": query, "location": {"row": 1, "col": 1}}]}]}))
+        print(
+            json.dumps(
+                {
+                    "result": [
+                        {"expressions": [{"value": value, "text": query, "location": {"row": 1, "col": 1}}]}
+                    ]
+                }
+            )
+        )
     return 0
 
 
@@ -145,10 +162,10 @@ def cmd_run(argv: list[str]) -> int:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self._send(200, {}) if self.path == "/health" else self._send(404, {"code": "not_found"})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             if crash_after and served[0] >= crash_after:
                 os._exit(3)
             served[0] += 1

@@ -23,22 +23,53 @@ def estate() -> Estate:
                 local_users=["deploy"],
                 processes=[
                     Process(pid=1, name="systemd", executable="/usr/lib/systemd/systemd", user="root"),
-                    Process(pid=812, name="elastic-endpoint", executable="/opt/Elastic/Endpoint/elastic-endpoint",
-                            entity_id="ZW5kcG9pbnQ", user="root", tags=["security-tooling"]),
-                    Process(pid=4711, name=".sysupdate", executable="/tmp/.sysupdate", args=["-d"],
-                            entity_id="bWFsd2FyZQ", user="www-data", parent_pid=1, tags=["malicious"]),
+                    Process(
+                        pid=812,
+                        name="elastic-endpoint",
+                        executable="/opt/Elastic/Endpoint/elastic-endpoint",
+                        entity_id="ZW5kcG9pbnQ",
+                        user="root",
+                        tags=["security-tooling"],
+                    ),
+                    Process(
+                        pid=4711,
+                        name=".sysupdate",
+                        executable="/tmp/.sysupdate",
+                        args=["-d"],
+                        entity_id="bWFsd2FyZQ",
+                        user="www-data",
+                        parent_pid=1,
+                        tags=["malicious"],
+                    ),
                 ],
                 persistence=[
-                    Persistence(path="/var/spool/cron/crontabs/www-data", kind="cron", command="/tmp/.sysupdate -d",
-                                schedule="*/5 * * * *", user="www-data"),
-                    Persistence(path="/etc/systemd/system/sysupdate.service", kind="systemd", command="/tmp/.sysupdate"),
+                    Persistence(
+                        path="/var/spool/cron/crontabs/www-data",
+                        kind="cron",
+                        command="/tmp/.sysupdate -d",
+                        schedule="*/5 * * * *",
+                        user="www-data",
+                    ),
+                    Persistence(
+                        path="/etc/systemd/system/sysupdate.service",
+                        kind="systemd",
+                        command="/tmp/.sysupdate",
+                    ),
                 ],
             ),
             Host(
                 name="sensor-01",
                 tier=1,
-                persistence=[Persistence(path="/etc/cron.d/zeekctl", kind="cron", command="/opt/zeek/bin/zeekctl cron",
-                                         schedule="*/5 * * * *", user="zeek", tags=["security-tooling"])],
+                persistence=[
+                    Persistence(
+                        path="/etc/cron.d/zeekctl",
+                        kind="cron",
+                        command="/opt/zeek/bin/zeekctl cron",
+                        schedule="*/5 * * * *",
+                        user="zeek",
+                        tags=["security-tooling"],
+                    )
+                ],
             ),
             Host(name="ws-07", os="windows", os_name="Windows 11"),
         ],
@@ -124,7 +155,10 @@ def test_kill_process(surface: ActionSurface) -> None:
 
 
 def test_kill_by_entity_id_and_mismatch(surface: ActionSurface) -> None:
-    assert err(surface, "kill_process", {"host": "web-01", "pid": 4711, "entity_id": "ZW5kcG9pbnQ"}).status == 400
+    assert (
+        err(surface, "kill_process", {"host": "web-01", "pid": 4711, "entity_id": "ZW5kcG9pbnQ"}).status
+        == 400
+    )
     assert err(surface, "kill_process", {"host": "web-01", "entity_id": "bm9wZQ"}).status == 404
     assert err(surface, "kill_process", {"host": "web-01", "pid": 999}).status == 404
     assert err(surface, "kill_process", {"host": "web-01"}).type == "action_request_validation_exception"
@@ -143,15 +177,26 @@ def test_suspend_process(surface: ActionSurface) -> None:
 
 def test_get_file(surface: ActionSurface) -> None:
     r = surface.call("get_file", {"host": "web-01", "path": "/tmp/.sysupdate"})
-    assert r["command"] == "get-file" and r["outputs"]["path"] == "/tmp/.sysupdate" and r["outputs"]["file_id"]
-    assert surface.call("get_file", {"host": "web-01", "path": "/etc/systemd/system/sysupdate.service"})["status"] == "successful"
+    assert (
+        r["command"] == "get-file" and r["outputs"]["path"] == "/tmp/.sysupdate" and r["outputs"]["file_id"]
+    )
+    assert (
+        surface.call("get_file", {"host": "web-01", "path": "/etc/systemd/system/sysupdate.service"})[
+            "status"
+        ]
+        == "successful"
+    )
     assert "/tmp/.sysupdate" in surface.state()["hosts"]["web-01"]["files"]  # reading changes nothing
     assert err(surface, "get_file", {"host": "web-01", "path": "/etc/shadow"}).status == 404
 
 
 def test_block_ip(surface: ActionSurface) -> None:
     r = surface.call("block_ip", {"ip": " 203.0.113.50 "})
-    assert r["host"] is None and r["outputs"] == {"ip": "203.0.113.50", "blocked": True, "already_blocked": False}
+    assert r["host"] is None and r["outputs"] == {
+        "ip": "203.0.113.50",
+        "blocked": True,
+        "already_blocked": False,
+    }
     assert surface.call("block_ip", {"ip": "203.0.113.50"})["outputs"]["already_blocked"] is True
     assert surface.state()["blocked_ips"] == ["203.0.113.50"]
     e = err(surface, "block_ip", {"ip": "evil.example"})
@@ -162,7 +207,9 @@ def test_disable_user(surface: ActionSurface) -> None:
     r = surface.call("disable_user", {"user": "jdoe"})
     assert r["outputs"]["scope"] == "directory" and surface.state()["users"]["jdoe"]["enabled"] is False
     r = surface.call("disable_user", {"user": "deploy", "host": "web-01"})
-    assert r["outputs"]["scope"] == "host" and surface.state()["hosts"]["web-01"]["users_disabled"] == ["deploy"]
+    assert r["outputs"]["scope"] == "host" and surface.state()["hosts"]["web-01"]["users_disabled"] == [
+        "deploy"
+    ]
     assert surface.state()["users"]["zeek"]["enabled"] is True
     assert err(surface, "disable_user", {"user": "ceo"}).status == 404
     assert err(surface, "disable_user", {"user": "ceo", "host": "web-01"}).status == 404
@@ -193,8 +240,12 @@ def test_wipe_host_and_refusals_after(surface: ActionSurface) -> None:
     st = surface.state()["hosts"]["web-01"]
     assert st["wiped"] and st["files"] == [] and set(st["processes"].values()) == {"killed"}
     assert not any(st["persistence"].values())
-    for tool, args in [("isolate_host", {}), ("execute", {"command": "ps"}), ("wipe_host", {}),
-                       ("get_file", {"path": "/tmp/.sysupdate"})]:
+    for tool, args in [
+        ("isolate_host", {}),
+        ("execute", {"command": "ps"}),
+        ("wipe_host", {}),
+        ("get_file", {"path": "/tmp/.sysupdate"}),
+    ]:
         e = err(surface, tool, {"host": "web-01", **args})
         assert e.status == 409 and "wiped" in e.reason
 
@@ -206,7 +257,9 @@ def test_execute_ps_reflects_state(surface: ActionSurface) -> None:
     line = next(ln for ln in out["stdout"].splitlines() if " 4711 " in ln)
     assert " T " in line and "/tmp/.sysupdate -d" in line
     surface.call("kill_process", {"host": "web-01", "pid": 4711})
-    assert " 4711 " not in surface.call("execute", {"host": "web-01", "command": "ps -ef"})["outputs"]["stdout"]
+    assert (
+        " 4711 " not in surface.call("execute", {"host": "web-01", "command": "ps -ef"})["outputs"]["stdout"]
+    )
 
 
 def test_execute_ls_cat_crontab_systemctl(surface: ActionSurface) -> None:
@@ -217,7 +270,10 @@ def test_execute_ls_cat_crontab_systemctl(surface: ActionSurface) -> None:
     assert "spool/" in run("ls /var")["stdout"]
     missing = run("ls /nope")
     assert missing["shell_code"] == 2 and "No such file" in missing["stderr"]
-    assert run("cat /etc/cron.d/zeekctl", "sensor-01")["stdout"] == "*/5 * * * * zeek /opt/zeek/bin/zeekctl cron\n"
+    assert (
+        run("cat /etc/cron.d/zeekctl", "sensor-01")["stdout"]
+        == "*/5 * * * * zeek /opt/zeek/bin/zeekctl cron\n"
+    )
     assert "ExecStart=/tmp/.sysupdate" in run("cat /etc/systemd/system/sysupdate.service")["stdout"]
     assert run("cat /etc/shadow")["shell_code"] == 1
     assert "not part of the simulation" in run("cat /var/log/auth.log")["stdout"]
@@ -229,11 +285,20 @@ def test_execute_ls_cat_crontab_systemctl(surface: ActionSurface) -> None:
 
 
 def test_execute_other_commands_get_a_notice(surface: ActionSurface) -> None:
-    for cmd in ["rm -rf /tmp/.sysupdate", "curl https://x.example", "ps aux | grep x", "systemctl stop elastic-endpoint",
-                "crontab -r"]:
+    for cmd in [
+        "rm -rf /tmp/.sysupdate",
+        "curl https://x.example",
+        "ps aux | grep x",
+        "systemctl stop elastic-endpoint",
+        "crontab -r",
+    ]:
         out = surface.call("execute", {"host": "web-01", "command": cmd})["outputs"]
         assert out["stdout"] == NOT_SIMULATED and out["command_simulated"] is False
-    assert surface.state()["hosts"]["web-01"]["files"] == ["/tmp/.sysupdate", "/var/log/auth.log", "/var/www/html/index.php"]
+    assert surface.state()["hosts"]["web-01"]["files"] == [
+        "/tmp/.sysupdate",
+        "/var/log/auth.log",
+        "/var/www/html/index.php",
+    ]
     assert surface.call("execute", {"host": "ws-07", "command": "ps"})["outputs"]["shell"] == "powershell"
 
 
@@ -243,4 +308,7 @@ def test_state_records_actions(surface: ActionSurface) -> None:
     with pytest.raises(EsError):
         surface.call("isolate_host", {"host": "nowhere"})  # a failed action is not recorded
     acts = surface.state()["actions"]
-    assert [(a["seq"], a["command"], a["host"]) for a in acts] == [(1, "isolate", "web-01"), (2, "block-ip", None)]
+    assert [(a["seq"], a["command"], a["host"]) for a in acts] == [
+        (1, "isolate", "web-01"),
+        (2, "block-ip", None),
+    ]

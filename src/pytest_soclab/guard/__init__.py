@@ -1,9 +1,9 @@
 """The Rego guard: policies evaluated on every tool call, behind one engine protocol.
 
-    guard = load_guard(Path("rego"))                  # in-process regorus (default)
-    guard = load_guard(Path("rego"), engine="opa")    # `opa run --server` on loopback
-    decision = guard.decide(guard_input)              # -> GuardDecision, fails closed
-    results = run_policy_tests(Path("rego"))          # the Rego `test_*` rules
+guard = load_guard(Path("rego"))                  # in-process regorus (default)
+guard = load_guard(Path("rego"), engine="opa")    # `opa run --server` on loopback
+decision = guard.decide(guard_input)              # -> GuardDecision, fails closed
+results = run_policy_tests(Path("rego"))          # the Rego `test_*` rules
 """
 
 from __future__ import annotations

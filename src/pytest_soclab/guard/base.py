@@ -1,11 +1,15 @@
 """The guard protocol. Input and decision follow DESIGN.md's guard contract.
 
-input:    {tool, args, mode, scenario: {id, allowed_tools, scope}, assets: {host: {tier, role}},
-           seen: {hosts, ips, pids, users, files}}
-decision: GuardDecision(allow, reasons, rule_ids, engine, error, duration_us)
+input:    {tool, args, mode, scenario: {id, kind, allowed_tools, scope, max_tool_calls?},
+           assets: {host: {tier, role, ips, tags}}, tooling: {processes, paths, users, pids},
+           seen: {hosts, ips, pids, users, files, domains, urls, entity_ids, host_sources},
+           history: {calls, read_calls, rows_returned, denied}}
+           (the model: pytest_soclab.guard.inputs.GuardInput; the fields: docs/guard.md)
+decision: GuardDecision(allow, reasons, rule_ids, enforced, engine, error, duration_us)
 
 Every engine fails closed: an engine error or a decision slower than the timeout
-denies, with the reason recorded.
+denies, with the reason recorded in `error` (rule id guard.engine_error / guard.timeout).
+`enforced` is False only for a baseline (shadow) decision.
 """
 
 from __future__ import annotations

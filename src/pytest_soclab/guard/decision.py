@@ -15,7 +15,9 @@ def enforced_for(guard_input: dict[str, Any]) -> bool:
     return guard_input.get("mode") != "baseline"
 
 
-def denied(engine: str, error: str, duration_us: float, enforced: bool, rule_id: str = ENGINE_ERROR_RULE) -> GuardDecision:
+def denied(
+    engine: str, error: str, duration_us: float, enforced: bool, rule_id: str = ENGINE_ERROR_RULE
+) -> GuardDecision:
     return GuardDecision(
         allow=False,
         reasons=[f"guard failed closed: {error}"],

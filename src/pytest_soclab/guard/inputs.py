@@ -93,7 +93,9 @@ class GuardInput(BaseModel):
 
 
 def assets_from_estate(estate: Estate) -> dict[str, AssetInfo]:
-    return {h.name: AssetInfo(tier=h.tier, role=h.role, ips=list(h.ips), tags=list(h.tags)) for h in estate.hosts}
+    return {
+        h.name: AssetInfo(tier=h.tier, role=h.role, ips=list(h.ips), tags=list(h.tags)) for h in estate.hosts
+    }
 
 
 def tooling_from_estate(estate: Estate, tag: str = TOOLING_TAG) -> Tooling:

@@ -22,7 +22,13 @@ from typing import Any
 
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.guard.decision import denied, enforced_for, from_raw
-from pytest_soclab.guard.policy import DECISION_RULE, PolicyFile, PolicyTestResult, raise_on_failures, read_policy_dir
+from pytest_soclab.guard.policy import (
+    DECISION_RULE,
+    PolicyFile,
+    PolicyTestResult,
+    raise_on_failures,
+    read_policy_dir,
+)
 from pytest_soclab.models.transcript import GuardDecision
 
 _DATA_PATH = "/v1/data/" + DECISION_RULE.removeprefix("data.").replace(".", "/")
@@ -58,7 +64,9 @@ class _Workspace:
         self._tmp.cleanup()
 
 
-def _run(args: list[str], *, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _run(
+    args: list[str], *, stdin: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
@@ -88,7 +96,9 @@ def check_policies(opa: str, ws: _Workspace) -> None:
     lines = []
     for err in errors:
         loc = err.get("location") or {}
-        lines.append(f"{loc.get('file', '?')}:{loc.get('row', '?')}:{loc.get('col', '?')}: {err.get('message', err)}")
+        lines.append(
+            f"{loc.get('file', '?')}:{loc.get('row', '?')}:{loc.get('col', '?')}: {err.get('message', err)}"
+        )
     detail = "\n".join(lines) or (proc.stderr or proc.stdout).strip()
     raise SoclabError(f"policy does not compile (opa check):\n{detail}")
 
@@ -153,8 +163,16 @@ class OpaServerGuard:
             self.test_results = _load(opa, self._ws)
             self.port = _free_port()
             self._proc = subprocess.Popen(
-                [opa, "run", "--server", "--addr", f"127.0.0.1:{self.port}", "--log-level", "error",
-                 *self._ws.paths(tests=False)],
+                [
+                    opa,
+                    "run",
+                    "--server",
+                    "--addr",
+                    f"127.0.0.1:{self.port}",
+                    "--log-level",
+                    "error",
+                    *self._ws.paths(tests=False),
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -170,7 +188,9 @@ class OpaServerGuard:
             assert self._proc is not None
             if self._proc.poll() is not None:
                 err = self._proc.stderr.read().decode(errors="replace") if self._proc.stderr else ""
-                raise SoclabError(f"opa run --server exited with code {self._proc.returncode}: {err.strip()[:500]}")
+                raise SoclabError(
+                    f"opa run --server exited with code {self._proc.returncode}: {err.strip()[:500]}"
+                )
             try:
                 conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=1)
                 conn.request("GET", "/health")
@@ -196,7 +216,9 @@ class OpaServerGuard:
             with self._lock:
                 conn = self._connection()
                 try:
-                    conn.request("POST", _DATA_PATH, body=payload, headers={"Content-Type": "application/json"})
+                    conn.request(
+                        "POST", _DATA_PATH, body=payload, headers={"Content-Type": "application/json"}
+                    )
                     resp = conn.getresponse()
                     text = resp.read().decode("utf-8")
                 except BaseException:
@@ -207,12 +229,19 @@ class OpaServerGuard:
             if resp.status != 200:
                 raise RuntimeError(f"opa answered HTTP {resp.status}: {text[:300]}")
             body = json.loads(text)
-        except socket.timeout:
+        except TimeoutError:
             us = (time.perf_counter_ns() - t0) / 1000
-            return denied(self.engine, f"no answer from opa within the {self.timeout_ms:g} ms timeout", us, enforced,
-                          "guard.timeout")
+            return denied(
+                self.engine,
+                f"no answer from opa within the {self.timeout_ms:g} ms timeout",
+                us,
+                enforced,
+                "guard.timeout",
+            )
         except Exception as exc:
-            return denied(self.engine, f"{type(exc).__name__}: {exc}", (time.perf_counter_ns() - t0) / 1000, enforced)
+            return denied(
+                self.engine, f"{type(exc).__name__}: {exc}", (time.perf_counter_ns() - t0) / 1000, enforced
+            )
         # No "result" key means the decision is undefined: from_raw denies.
         raw = body.get("result") if isinstance(body, dict) else None
         return from_raw(raw, self.engine, (time.perf_counter_ns() - t0) / 1000, self.timeout_ms, enforced)
@@ -258,24 +287,39 @@ class OpaEvalGuard:
         t0 = time.perf_counter_ns()
         try:
             proc = subprocess.run(
-                self._args, input=json.dumps(input), capture_output=True, text=True,
-                timeout=self.timeout_ms / 1000, check=False,
+                self._args,
+                input=json.dumps(input),
+                capture_output=True,
+                text=True,
+                timeout=self.timeout_ms / 1000,
+                check=False,
             )
         except subprocess.TimeoutExpired:
             us = (time.perf_counter_ns() - t0) / 1000
-            return denied(self.engine, f"opa eval did not finish within the {self.timeout_ms:g} ms timeout", us,
-                          enforced, "guard.timeout")
+            return denied(
+                self.engine,
+                f"opa eval did not finish within the {self.timeout_ms:g} ms timeout",
+                us,
+                enforced,
+                "guard.timeout",
+            )
         except Exception as exc:
-            return denied(self.engine, f"{type(exc).__name__}: {exc}", (time.perf_counter_ns() - t0) / 1000, enforced)
+            return denied(
+                self.engine, f"{type(exc).__name__}: {exc}", (time.perf_counter_ns() - t0) / 1000, enforced
+            )
         us = (time.perf_counter_ns() - t0) / 1000
         if proc.returncode != 0:
-            return denied(self.engine, f"opa eval exited {proc.returncode}: {proc.stderr.strip()[:300]}", us, enforced)
+            return denied(
+                self.engine, f"opa eval exited {proc.returncode}: {proc.stderr.strip()[:300]}", us, enforced
+            )
         try:
             body = json.loads(proc.stdout or "{}")
             results = body.get("result") or []
             raw = results[0]["expressions"][0]["value"] if results else None
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            return denied(self.engine, f"unreadable opa eval output ({exc}): {proc.stdout[:200]}", us, enforced)
+            return denied(
+                self.engine, f"unreadable opa eval output ({exc}): {proc.stdout[:200]}", us, enforced
+            )
         return from_raw(raw, self.engine, us, self.timeout_ms, enforced)
 
     def close(self) -> None:

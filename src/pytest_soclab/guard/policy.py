@@ -112,7 +112,7 @@ def _ref_name(node: Any) -> str | None:
     """The dotted name of a call's function reference (Var / RefDot chains)."""
     if not isinstance(node, dict) or len(node) != 1:
         return None
-    (kind, body), = node.items()
+    ((kind, body),) = node.items()
     if kind == "Var":
         return str(body["value"])
     if kind == "RefDot":
@@ -259,19 +259,27 @@ def check_config(engine: regorus.Engine, data: dict[str, Any] | None) -> None:
         defaults = {}
     for key, value in override.items():
         if key not in defaults:
-            raise SoclabError(f"data.soclab.config.{key}: unknown setting; known: {', '.join(sorted(defaults))}")
+            raise SoclabError(
+                f"data.soclab.config.{key}: unknown setting; known: {', '.join(sorted(defaults))}"
+            )
         want = defaults[key]
         number = (int, float)
         ok = (
-            isinstance(value, bool) if isinstance(want, bool)
-            else isinstance(value, number) and not isinstance(value, bool) if isinstance(want, number)
+            isinstance(value, bool)
+            if isinstance(want, bool)
+            else isinstance(value, number) and not isinstance(value, bool)
+            if isinstance(want, number)
             else isinstance(value, type(want))
         )
         if not ok:
-            raise SoclabError(f"data.soclab.config.{key}: expected {type(want).__name__} like {want!r}, got {value!r}")
+            raise SoclabError(
+                f"data.soclab.config.{key}: expected {type(want).__name__} like {want!r}, got {value!r}"
+            )
 
 
-def load_checked(policy_dir: Path, data: dict[str, Any] | None) -> tuple[list[PolicyFile], list[PolicyTestResult]]:
+def load_checked(
+    policy_dir: Path, data: dict[str, Any] | None
+) -> tuple[list[PolicyFile], list[PolicyTestResult]]:
     """Read, compile, check functions, run the tests (on the policies alone, as `opa test`
     does) and decide one smoke input with the deployment's data; SoclabError on any failure."""
     files = read_policy_dir(policy_dir)

@@ -3,6 +3,14 @@
 A regorus engine is bound to the thread that created it (using it from another
 thread panics), so the guard keeps one compiled engine per thread.
 
+Converting the input to the engine's values costs time in proportion to its size,
+and most of it is the per-item context (`assets`, `tooling`: the estate). So the
+guard hands the context to the engine as data (`data.soclab.context`) once, when
+it changes, and sends only the rest of the input per call; the policies read
+`input.assets` when present, else the context. "Changes" means a different object:
+the caller keeps one assets dict and one tooling dict per item and does not mutate
+them in place (a new dict is always safe: it is simply sent again).
+
 Evaluation cannot be pre-empted in process, so the timeout is checked on the
 measured duration: a decision slower than the timeout is discarded and denies.
 Rego without recursion always terminates; the timeout bounds what a pathological
@@ -11,6 +19,7 @@ input (a huge `seen` list, say) may cost before it is noticed.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from pathlib import Path
@@ -22,6 +31,15 @@ from pytest_soclab.guard.decision import denied, enforced_for, from_raw
 from pytest_soclab.guard.policy import DECISION_RULE, PolicyFile, clean_error, load_checked, new_engine
 from pytest_soclab.models.transcript import GuardDecision
 
+CONTEXT_KEYS: tuple[str, ...] = ("assets", "tooling")
+
+
+class _ThreadState:
+    def __init__(self, engine: regorus.Engine):
+        self.engine = engine
+        # A private copy of the context now in the engine's data.
+        self.context: tuple[Any, ...] | None = None
+
 
 class RegorusGuard:
     engine = "regorus"
@@ -32,24 +50,42 @@ class RegorusGuard:
         self._files: list[PolicyFile] = [f for f in files if not f.is_test]
         self._data = data
         self._local = threading.local()
-        self._local.engine = new_engine(self._files, data)
+        self._state()  # compile for the loading thread now
 
-    def _thread_engine(self) -> regorus.Engine:
-        engine = getattr(self._local, "engine", None)
-        if engine is None:
-            engine = self._local.engine = new_engine(self._files, self._data)
-        return engine
+    def _state(self) -> _ThreadState:
+        st = getattr(self._local, "state", None)
+        if st is None:
+            st = self._local.state = _ThreadState(new_engine(self._files, self._data))
+        return st
+
+    def _send(self, st: _ThreadState, input: dict[str, Any]) -> None:
+        ctx = tuple(input.get(k) for k in CONTEXT_KEYS)
+        if st.context is None or ctx != st.context:
+            st.context = None
+            st.engine.clear_data()
+            if self._data:
+                st.engine.add_data(self._data)
+            st.engine.add_data(
+                {"soclab": {"context": {k: v for k, v in zip(CONTEXT_KEYS, ctx) if v is not None}}}
+            )
+            st.context = copy.deepcopy(ctx)
+        st.engine.set_input({k: v for k, v in input.items() if k not in CONTEXT_KEYS})
 
     def decide(self, input: dict[str, Any]) -> GuardDecision:
         enforced = enforced_for(input) if isinstance(input, dict) else True
         t0 = time.perf_counter_ns()
         try:
-            engine = self._thread_engine()
-            engine.set_input(input)
-            raw = engine.eval_rule(DECISION_RULE)
+            st = self._state()
+            if isinstance(input, dict):
+                self._send(st, input)
+            else:
+                st.engine.set_input(input)
+            raw = st.engine.eval_rule(DECISION_RULE)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # noqa: BLE001 - a Rust panic is a BaseException; every failure denies
+            if isinstance(input, dict) and (st := getattr(self._local, "state", None)) is not None:
+                st.context = None  # the engine's data may be half-updated: resend next time
             return denied(self.engine, clean_error(exc), (time.perf_counter_ns() - t0) / 1000, enforced)
         return from_raw(raw, self.engine, (time.perf_counter_ns() - t0) / 1000, self.timeout_ms, enforced)
 
@@ -57,4 +93,4 @@ class RegorusGuard:
         self._local = threading.local()
 
 
-__all__ = ["RegorusGuard"]
+__all__ = ["CONTEXT_KEYS", "RegorusGuard"]

@@ -82,7 +82,9 @@ def check_args(tool: str, args: dict[str, Any]) -> None:
         want = props[name].get("type")
         if value is None or want is None:
             continue
-        ok = isinstance(value, _JSON_TYPES[want]) and not (want in ("integer", "number") and isinstance(value, bool))
+        ok = isinstance(value, _JSON_TYPES[want]) and not (
+            want in ("integer", "number") and isinstance(value, bool)
+        )
         if not ok:
             problems.append(f"[{name}] must be a {want}, got {type(value).__name__} {value!r:.40}")
     if problems:
@@ -138,7 +140,9 @@ class ActionSurface:
             known = ", ".join(h.name for h in self.estate.hosts)
             raise not_found("host", f"no endpoint with host.name [{name}] is enrolled; known hosts: {known}")
         if host.wiped and not allow_wiped:
-            raise conflict(f"host [{host.name}] was wiped: its endpoint agent is gone and takes no response actions")
+            raise conflict(
+                f"host [{host.name}] was wiped: its endpoint agent is gone and takes no response actions"
+            )
         return host
 
     def _process(self, host: Host, args: dict[str, Any]) -> Process:
@@ -146,17 +150,23 @@ class ActionSurface:
         if pid is None and eid is None:
             raise validation_error(["one of [pid] or [entity_id] is required"])
         by_pid = next((p for p in host.processes if p.pid == pid), None) if pid is not None else None
-        by_eid = next((p for p in host.processes if eid and p.entity_id == eid), None) if eid is not None else None
+        by_eid = (
+            next((p for p in host.processes if eid and p.entity_id == eid), None) if eid is not None else None
+        )
         if pid is not None and by_pid is None:
             raise not_found("process", f"no process with pid [{pid}] on host [{host.name}]")
         if eid is not None and by_eid is None:
             raise not_found("process", f"no process with entity_id [{eid}] on host [{host.name}]")
         if by_pid is not None and by_eid is not None and by_pid is not by_eid:
-            raise illegal_argument(f"pid [{pid}] and entity_id [{eid}] name different processes on [{host.name}]")
+            raise illegal_argument(
+                f"pid [{pid}] and entity_id [{eid}] name different processes on [{host.name}]"
+            )
         proc = by_pid or by_eid
         assert proc is not None
         if proc.state == "killed":
-            raise not_found("process", f"process [{proc.pid}] ({proc.name}) on host [{host.name}] is no longer running")
+            raise not_found(
+                "process", f"process [{proc.pid}] ({proc.name}) on host [{host.name}] is no longer running"
+            )
         return proc
 
     def _known_paths(self, host: Host) -> set[str]:
@@ -184,15 +194,27 @@ class ActionSurface:
         host = self._host(args)
         proc = self._process(host, args)
         proc.state = "killed"
-        return {"pid": proc.pid, "entity_id": proc.entity_id, "process_name": proc.name, "state": "killed"}, host
+        return {
+            "pid": proc.pid,
+            "entity_id": proc.entity_id,
+            "process_name": proc.name,
+            "state": "killed",
+        }, host
 
     def _suspend_process(self, args: dict[str, Any]) -> tuple[dict[str, Any], Host]:
         host = self._host(args)
         proc = self._process(host, args)
         if proc.state == "suspended":
-            raise illegal_argument(f"process [{proc.pid}] ({proc.name}) on host [{host.name}] is already suspended")
+            raise illegal_argument(
+                f"process [{proc.pid}] ({proc.name}) on host [{host.name}] is already suspended"
+            )
         proc.state = "suspended"
-        return {"pid": proc.pid, "entity_id": proc.entity_id, "process_name": proc.name, "state": "suspended"}, host
+        return {
+            "pid": proc.pid,
+            "entity_id": proc.entity_id,
+            "process_name": proc.name,
+            "state": "suspended",
+        }, host
 
     def _get_file(self, args: dict[str, Any]) -> tuple[dict[str, Any], Host]:
         host = self._host(args)
@@ -269,7 +291,12 @@ class ActionSurface:
             if p.path == path:
                 p.present = False
         running = [p.pid for p in host.processes if p.executable == path and p.state != "killed"]
-        return {"path": path, "deleted": True, "persistence_removed": removed, "still_running_pids": running}, host
+        return {
+            "path": path,
+            "deleted": True,
+            "persistence_removed": removed,
+            "still_running_pids": running,
+        }, host
 
     def _remove_persistence(self, args: dict[str, Any]) -> tuple[dict[str, Any], Host]:
         host = self._host(args)
@@ -277,7 +304,9 @@ class ActionSurface:
         entry: Persistence | None = next((p for p in host.persistence if p.path == path), None)
         if entry is None or not entry.present:
             known = ", ".join(p.path for p in host.persistence if p.present) or "none"
-            raise not_found("persistence", f"no persistence at [{path}] on host [{host.name}]; present: {known}")
+            raise not_found(
+                "persistence", f"no persistence at [{path}] on host [{host.name}]; present: {known}"
+            )
         entry.present = False
         host.files = [f for f in host.files if f != path]
         return {"path": path, "kind": entry.kind, "removed": True}, host
@@ -296,7 +325,9 @@ class ActionSurface:
 
     # ---- response --------------------------------------------------------------------
 
-    def _respond(self, tool: str, args: dict[str, Any], host: Host | None, outputs: dict[str, Any]) -> dict[str, Any]:
+    def _respond(
+        self, tool: str, args: dict[str, Any], host: Host | None, outputs: dict[str, Any]
+    ) -> dict[str, Any]:
         seq = len(self.actions) + 1
         digest = json.dumps([seq, tool, args], sort_keys=True, default=str)
         action_id = str(uuid.uuid5(_ACTION_NS, digest))
@@ -315,8 +346,16 @@ class ActionSurface:
             "outputs": outputs,
             "simulated": True,
         }
-        self.actions.append({"seq": seq, "action_id": action_id, "tool": tool, "command": COMMANDS[tool],
-                             "host": response["host"], "parameters": params})
+        self.actions.append(
+            {
+                "seq": seq,
+                "action_id": action_id,
+                "tool": tool,
+                "command": COMMANDS[tool],
+                "host": response["host"],
+                "parameters": params,
+            }
+        )
         return response
 
 
@@ -434,7 +473,9 @@ def _crontab(host: Host, estate: Estate, rest: list[str]) -> Answer:
     lines = [
         f"{p.schedule or '* * * * *'} {p.command}"
         for p in host.persistence
-        if p.present and p.kind == "cron" and (p.path.endswith(f"/crontabs/{user}") or (p.user == user and "/crontabs/" in p.path))
+        if p.present
+        and p.kind == "cron"
+        and (p.path.endswith(f"/crontabs/{user}") or (p.user == user and "/crontabs/" in p.path))
     ]
     if not lines:
         return "", f"no crontab for {user}", 1

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from guard_fixtures import POLICY_DIR, make_input
 
-from conftest import POLICY_DIR, make_input
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.guard import load_guard
 from pytest_soclab.guard.decision import ENGINE_ERROR_RULE, TIMEOUT_RULE
@@ -33,7 +33,17 @@ def test_engine_exception_denies(guard, monkeypatch: pytest.MonkeyPatch) -> None
     def boom(rule: str) -> object:
         raise RuntimeError("engine exploded")
 
-    monkeypatch.setattr(guard._local, "engine", type("E", (), {"set_input": lambda self, i: None, "eval_rule": staticmethod(boom)})())
+    fake = type(
+        "E",
+        (),
+        {
+            "set_input": lambda self, i: None,
+            "clear_data": lambda self: None,
+            "add_data": lambda self, d: None,
+            "eval_rule": staticmethod(boom),
+        },
+    )()
+    monkeypatch.setattr(guard._state(), "engine", fake)
     d = guard.decide(make_input(*LEGIT))
     assert not d.allow and d.rule_ids == [ENGINE_ERROR_RULE]
     assert d.error == "engine exploded"
@@ -48,10 +58,15 @@ def test_unserialisable_input_denies(guard) -> None:
 
 def test_builtin_error_at_decision_time_denies(tmp_path: Path) -> None:
     # startswith on a number is an evaluation error in regorus: the call must be denied, not allowed.
-    d = _write_policy(tmp_path / "p", 'deny contains {"id": "t", "reason": "r"} if { startswith(input.args.x, "a") }\n'
-                      'decision := {"allow": count(deny) == 0, "reasons": [], "rule_ids": []}')
+    d = _write_policy(
+        tmp_path / "p",
+        'deny contains {"id": "t", "reason": "r"} if { startswith(input.args.x, "a") }\n'
+        'decision := {"allow": count(deny) == 0, "reasons": [], "rule_ids": []}',
+    )
     g = load_guard(d)
-    assert g.decide({"tool": "t", "args": {"x": "abc"}}).allow is False  # the rule fires; contradiction check aside
+    assert (
+        g.decide({"tool": "t", "args": {"x": "abc"}}).allow is False
+    )  # the rule fires; contradiction check aside
     res = g.decide({"tool": "t", "args": {"x": 7}})
     assert not res.allow and res.error and "startswith" in res.error
 
@@ -61,7 +76,7 @@ def test_builtin_error_at_decision_time_denies(tmp_path: Path) -> None:
     [
         ('decision := {"allow": "yes", "reasons": [], "rule_ids": []}', "malformed"),
         ('decision := {"allow": true, "reasons": [1], "rule_ids": []}', "malformed"),
-        ('decision := true', "not an object"),
+        ("decision := true", "not an object"),
         ('decision := {"allow": true, "reasons": ["x"], "rule_ids": ["r"]}', "contradictory"),
     ],
 )
@@ -75,7 +90,9 @@ def test_malformed_decision_denies(tmp_path: Path, decision: str, why: str) -> N
 
 
 def test_undefined_decision_denies(tmp_path: Path) -> None:
-    d = _write_policy(tmp_path / "p", 'decision := {"allow": true, "reasons": [], "rule_ids": []} if { input.tool == "x" }')
+    d = _write_policy(
+        tmp_path / "p", 'decision := {"allow": true, "reasons": [], "rule_ids": []} if { input.tool == "x" }'
+    )
     with pytest.raises(SoclabError, match="undefined"):
         load_guard(d)
     g = _unchecked_guard(d)
@@ -91,10 +108,10 @@ def test_baseline_failure_is_a_shadow_denial() -> None:
 
 def _unchecked_guard(d: Path):
     """A RegorusGuard over a policy that would not pass the load checks (to reach decide())."""
-    from pytest_soclab.guard.policy import new_engine, read_policy_dir
-    from pytest_soclab.guard.regorus_engine import RegorusGuard
-
     import threading
+
+    from pytest_soclab.guard.policy import read_policy_dir
+    from pytest_soclab.guard.regorus_engine import RegorusGuard
 
     g = RegorusGuard.__new__(RegorusGuard)
     g.timeout_ms = 250
@@ -102,6 +119,15 @@ def _unchecked_guard(d: Path):
     g._files, g._data = read_policy_dir(d), None
     g._local = threading.local()
     return g
+
+
+def test_context_change_is_sent_again(guard) -> None:
+    # The same call on two estates: dc-01 is tier 0 in one, tier 2 in the other.
+    inp = make_input("isolate_host", {"host": "dc-01"})
+    assert "evidence.tier0_uncorroborated" in guard.decide(inp).rule_ids
+    other = dict(inp, assets={**inp["assets"], "dc-01": {**inp["assets"]["dc-01"], "tier": 2}})
+    assert guard.decide(other).allow
+    assert "evidence.tier0_uncorroborated" in guard.decide(inp).rule_ids
 
 
 def test_decisions_from_another_thread(guard) -> None:

@@ -10,11 +10,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from guard_fixtures import POLICY_DIR, make_input
+from test_guard_rules import ALLOW, DENY
 
-from conftest import POLICY_DIR, make_input
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.guard import load_guard, run_policy_tests
-from test_rules import ALLOW, DENY
 
 STREAM = [make_input(tool, args, **over) for _, tool, args, over in DENY + ALLOW]
 
@@ -65,7 +65,9 @@ def test_compile_error_via_opa_check(fake_opa: Path, tmp_path: Path) -> None:
 def test_failing_test_via_opa_test(fake_opa: Path, tmp_path: Path) -> None:
     d = tmp_path / "rego"
     shutil.copytree(POLICY_DIR, d)
-    (d / "x_test.rego").write_text("package soclab.guard_test\n\nimport rego.v1\n\ntest_nope if {\n\tfalse\n}\n")
+    (d / "x_test.rego").write_text(
+        "package soclab.guard_test\n\nimport rego.v1\n\ntest_nope if {\n\tfalse\n}\n"
+    )
     with pytest.raises(SoclabError, match=r"x_test\.rego:5: data\.soclab\.guard_test\.test_nope: FAIL"):
         load_guard(d, engine="opa-eval")
 

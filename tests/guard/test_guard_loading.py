@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from guard_fixtures import POLICY_DIR
 
-from conftest import POLICY_DIR
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.guard import load_guard, run_policy_tests
 
@@ -25,7 +25,13 @@ def test_shipped_policy_tests_all_pass() -> None:
     assert failed == []
     # every test file contributes, and results point at their file and line
     files = {Path(r.file).name for r in results}
-    assert {"destructive_test.rego", "evidence_test.rego", "scope_test.rego", "exfil_test.rego", "cost_test.rego"} <= files
+    assert {
+        "destructive_test.rego",
+        "evidence_test.rego",
+        "scope_test.rego",
+        "exfil_test.rego",
+        "cost_test.rego",
+    } <= files
     assert all(r.line > 0 for r in results)
 
 
@@ -49,7 +55,9 @@ def test_unsafe_variable_found_at_load(tmp_path: Path) -> None:
 def test_unknown_function_in_untested_rule_found_at_load(tmp_path: Path) -> None:
     d = _copy_policies(tmp_path)
     with (d / "exfil.rego").open("a") as f:
-        f.write('\ndeny contains {"id": "x", "reason": h} if {\n\ttool == "never_called"\n\th := crypto.sha256("a")\n}\n')
+        f.write(
+            '\ndeny contains {"id": "x", "reason": h} if {\n\ttool == "never_called"\n\th := crypto.sha256("a")\n}\n'
+        )
     with pytest.raises(SoclabError, match=r"exfil\.rego:\d+:\d+: unknown function crypto\.sha256"):
         load_guard(d)
 
@@ -58,9 +66,12 @@ def test_failing_policy_test_stops_the_load(tmp_path: Path) -> None:
     d = _copy_policies(tmp_path)
     (d / "extra_test.rego").write_text(
         "package soclab.guard_test\n\nimport rego.v1\n\n"
-        "test_wipe_is_allowed if {\n\tallowed(call(\"wipe_host\", {\"host\": \"web-01\"}))\n}\n"
+        'test_wipe_is_allowed if {\n\tallowed(call("wipe_host", {"host": "web-01"}))\n}\n'
     )
-    with pytest.raises(SoclabError, match=r"1 of \d+ policy tests failed:\n.*extra_test\.rego:5: data\.soclab\.guard_test\.test_wipe_is_allowed: FAIL"):
+    with pytest.raises(
+        SoclabError,
+        match=r"1 of \d+ policy tests failed:\n.*extra_test\.rego:5: data\.soclab\.guard_test\.test_wipe_is_allowed: FAIL",
+    ):
         load_guard(d)
     results = run_policy_tests(d)
     assert [r.name for r in results if not r.passed] == ["test_wipe_is_allowed"]
@@ -69,7 +80,7 @@ def test_failing_policy_test_stops_the_load(tmp_path: Path) -> None:
 def test_erroring_policy_test_reported(tmp_path: Path) -> None:
     d = _copy_policies(tmp_path)
     (d / "extra_test.rego").write_text(
-        "package soclab.guard_test\n\nimport rego.v1\n\ntest_type_error if {\n\tstartswith(7, \"a\")\n}\n"
+        'package soclab.guard_test\n\nimport rego.v1\n\ntest_type_error if {\n\tstartswith(7, "a")\n}\n'
     )
     bad = [r for r in run_policy_tests(d) if not r.passed]
     assert len(bad) == 1 and bad[0].error and "startswith" in bad[0].error
