@@ -25,10 +25,17 @@ def _kind_of_field(name: str) -> str | None:
         return "ips"
     if leaf in ("pid", "ppid") and "process" in name:
         return "pids"
-    if name.endswith("user.name") or name == "related.user" or name.endswith("user.target.name"):
+    if name.endswith(("user.name", "user.email")) or name == "related.user" or name.endswith("user.target.name"):
         return "users"
     if leaf in ("path", "executable", "target_path") and ("file" in name or "process" in name):
         return "files"
+    if leaf == "entity_id" and "process" in name:
+        return "entity_ids"
+    if name.endswith(("url.full", "url.original")):
+        return "urls"
+    if name.endswith(("url.domain", "dns.question.name", "destination.domain", "server.domain", ".registered_domain",
+                      "tls.client.server_name", "threat.indicator.url.domain")):
+        return "domains"
     return None
 
 
@@ -49,6 +56,9 @@ class Found:
     pids: set[int] = field(default_factory=set)
     users: set[str] = field(default_factory=set)
     files: set[str] = field(default_factory=set)
+    domains: set[str] = field(default_factory=set)
+    urls: set[str] = field(default_factory=set)
+    entity_ids: set[str] = field(default_factory=set)
 
     def add(self, kind: str, value: Any) -> None:
         if kind == "pids":

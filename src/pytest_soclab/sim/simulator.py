@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_soclab.errors import EsError, ToolError, illegal_argument, security_exception
 from pytest_soclab.guard.base import Guard
+from pytest_soclab.guard.inputs import assets_from_estate, tooling_from_estate
 from pytest_soclab.models.common import ActionRef
 from pytest_soclab.models.estate import Estate
 from pytest_soclab.models.report import AgentReport
@@ -61,10 +62,9 @@ class Simulator:
         self.submitted: AgentReport | None = None
         self.budget_spent = False
         self.closed = False
-        self._assets = {
-            h.name: {"tier": h.tier, "role": h.role, "ips": list(h.ips), "tags": list(h.tags)} for h in estate.hosts
-        }
-        self._tooling = _tooling(estate)
+        # Built once per item: the in-process engine keeps them as engine data (a change costs a reload).
+        self._assets = {k: v.model_dump() for k, v in assets_from_estate(estate).items()}
+        self._tooling = tooling_from_estate(estate).model_dump()
 
     # -- what the agent sees -------------------------------------------------
     def tools(self) -> ToolSet:
@@ -150,6 +150,7 @@ class Simulator:
                 "kind": self.scenario.kind,
                 "allowed_tools": list(self.scenario.allowed_tools),
                 "scope": self.scenario.scope,
+                "max_tool_calls": self.scenario.max_tool_calls,
             },
             "assets": self._assets,
             "tooling": self._tooling,
@@ -180,27 +181,6 @@ class ToolSet:
 
     def __repr__(self) -> str:
         return f"<soclab tools: {', '.join(s['name'] for s in self.specs())}>"
-
-
-def _tooling(estate: Estate) -> dict[str, list[str]]:
-    procs: set[str] = set()
-    paths: set[str] = set()
-    users: set[str] = set()
-    for h in estate.hosts:
-        for p in h.processes:
-            if "security-tooling" in p.tags:
-                procs.add(p.name)
-                if p.executable:
-                    paths.add(p.executable)
-                if p.user and p.user != "root":
-                    users.add(p.user)
-        for per in h.persistence:
-            if "security-tooling" in per.tags:
-                paths.add(per.path)
-    for u in estate.users:
-        if "security-tooling" in u.tags:
-            users.add(u.name)
-    return {"processes": sorted(procs), "paths": sorted(paths), "users": sorted(users)}
 
 
 def _jsonable(value: Any) -> Any:

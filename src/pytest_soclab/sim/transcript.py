@@ -5,15 +5,18 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from pytest_soclab.models.transcript import Entities, ToolCall
+from pytest_soclab.models.transcript import ENTITY_KINDS, Entities, ToolCall
 from pytest_soclab.sim.entities import extract
+
+# What the guard's `seen` holds: the transcript's entity kinds, plus what exfiltration rules compare against.
+SEEN_KINDS: tuple[str, ...] = (*ENTITY_KINDS, "domains", "urls", "entity_ids")
 
 
 class Recorder:
     def __init__(self, known: dict[str, set[str]]):
         self.calls: list[ToolCall] = []
         self._known = known
-        self.seen: dict[str, set[Any]] = {"hosts": set(), "ips": set(), "pids": set(), "users": set(), "files": set()}
+        self.seen: dict[str, set[Any]] = {k: set() for k in SEEN_KINDS}
         self.host_sources: dict[str, set[str]] = defaultdict(set)
         self.rows_returned = 0
 
@@ -28,7 +31,8 @@ class Recorder:
             vals = getattr(found, kind)
             fresh = vals - self.seen[kind]
             self.seen[kind] |= vals
-            new[kind] = sorted(fresh)
+            if kind in ENTITY_KINDS:
+                new[kind] = sorted(fresh)
         for host in found.hosts:
             self.host_sources[host] |= sources
         call.new_entities = Entities(**new)
