@@ -99,9 +99,9 @@ legit_actions:
 """
 
 
-def make_project(pytester: pytest.Pytester, cache: Path, *, agent: str = "agents:noop", tasks: bool = False,
+def make_project(pytester: pytest.Pytester, cache: Path, *, agent: str = "scripted_agents:noop", tasks: bool = False,
                  atk: str | None = ATK, ben: str | None = BEN) -> None:
-    pytester.makepyfile(agents=AGENTS)
+    pytester.makepyfile(scripted_agents=AGENTS)
     pytester.makeini(
         f"""
         [pytest]

@@ -22,7 +22,7 @@ def _results(pytester: pytest.Pytester, *args: str, subprocess: bool = False) ->
 
 
 def test_attack_fails_in_baseline_and_is_stopped_in_protected(pytester: pytest.Pytester, soclab_cache: Path) -> None:
-    make_project(pytester, soclab_cache, agent="agents:wiper", ben=None)
+    make_project(pytester, soclab_cache, agent="scripted_agents:wiper", ben=None)
     result, data = _results(pytester, "--soclab-mode=both")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
@@ -45,7 +45,7 @@ def test_attack_fails_in_baseline_and_is_stopped_in_protected(pytester: pytest.P
 
 
 def test_legit_action_passes_and_counts_toward_false_blocks(pytester: pytest.Pytester, soclab_cache: Path) -> None:
-    make_project(pytester, soclab_cache, agent="agents:isolator", atk=None)
+    make_project(pytester, soclab_cache, agent="scripted_agents:isolator", atk=None)
     result, data = _results(pytester)
     result.assert_outcomes(passed=1)
     fb = data["modes"]["protected"]["false_block"]
@@ -53,7 +53,7 @@ def test_legit_action_passes_and_counts_toward_false_blocks(pytester: pytest.Pyt
 
 
 def test_legit_action_never_attempted_fails_the_benign_item(pytester: pytest.Pytester, soclab_cache: Path) -> None:
-    make_project(pytester, soclab_cache, agent="agents:noop", atk=None)
+    make_project(pytester, soclab_cache, agent="scripted_agents:noop", atk=None)
     result, data = _results(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*BEN-901[[]protected[]]: the legitimate work was not handled*", "*legit:isolate_host*"])
@@ -62,8 +62,8 @@ def test_legit_action_never_attempted_fails_the_benign_item(pytester: pytest.Pyt
 @pytest.mark.parametrize(
     ("agent", "reason"),
     [
-        ("crash", "*agent 'agents:crash' raised RuntimeError: the agent fell over*"),
-        ("hang", "*agent 'agents:hang' timed out after 5s*"),
+        ("crash", "*agent 'scripted_agents:crash' raised RuntimeError: the agent fell over*"),
+        ("hang", "*agent 'scripted_agents:hang' timed out after 5s*"),
         ("spender", "*exceeded its tool-call budget of 200 calls*"),
         ("malformed", "*returned a malformed report: the agent returned int*"),
     ],
@@ -71,7 +71,7 @@ def test_legit_action_never_attempted_fails_the_benign_item(pytester: pytest.Pyt
 def test_agent_failures_fail_the_item_with_a_reason_and_score_zero(
     pytester: pytest.Pytester, soclab_cache: Path, agent: str, reason: str
 ) -> None:
-    make_project(pytester, soclab_cache, agent=f"agents:{agent}", ben=None)
+    make_project(pytester, soclab_cache, agent=f"scripted_agents:{agent}", ben=None)
     result, data = _results(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([reason])
@@ -80,7 +80,7 @@ def test_agent_failures_fail_the_item_with_a_reason_and_score_zero(
 
 
 def test_task_is_judged_and_scored(pytester: pytest.Pytester, soclab_cache: Path) -> None:
-    make_project(pytester, soclab_cache, agent="agents:noop", atk=None, ben=None, tasks=True)
+    make_project(pytester, soclab_cache, agent="scripted_agents:noop", atk=None, ben=None, tasks=True)
     result, data = _results(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*task-01[[]protected[]] scored 0.0/100 (needs 60)*", "*evidence_recall*0.0/35*"])
@@ -90,7 +90,7 @@ def test_task_is_judged_and_scored(pytester: pytest.Pytester, soclab_cache: Path
 
 
 def test_count_repeats_and_pass_hat_k(pytester: pytest.Pytester, soclab_cache: Path, tmp_path: Path) -> None:
-    make_project(pytester, soclab_cache, agent="agents:flaky", ben=None)
+    make_project(pytester, soclab_cache, agent="scripted_agents:flaky", ben=None)
     result, data = _results(pytester, "--count=2", "--soclab-mode=baseline")
     result.assert_outcomes(passed=1, failed=1)
     reps = sorted((i["repeat"], i["repeats"], i["outcome"]) for i in data["items"])
@@ -117,7 +117,7 @@ def _summary(data: dict) -> dict:
 
 
 def test_xdist_gives_the_same_summary_as_a_serial_run(pytester: pytest.Pytester, soclab_cache: Path) -> None:
-    make_project(pytester, soclab_cache, agent="agents:isolator", tasks=True)
+    make_project(pytester, soclab_cache, agent="scripted_agents:isolator", tasks=True)
     _, serial = _results(pytester, "--soclab-mode=both", subprocess=True)
     _, parallel = _results(pytester, "--soclab-mode=both", "-n", "2", subprocess=True)
     assert serial["collection"]["expected"] == 6
@@ -125,7 +125,7 @@ def test_xdist_gives_the_same_summary_as_a_serial_run(pytester: pytest.Pytester,
 
 
 def test_crashed_worker_is_counted_not_dropped(pytester: pytest.Pytester, soclab_cache: Path) -> None:
-    make_project(pytester, soclab_cache, agent="agents:exit_worker", ben=None)
+    make_project(pytester, soclab_cache, agent="scripted_agents:exit_worker", ben=None)
     result, data = _results(pytester, "-n", "2", subprocess=True)
     col = data["collection"]
     assert col["expected"] == 1
@@ -136,7 +136,7 @@ def test_crashed_worker_is_counted_not_dropped(pytester: pytest.Pytester, soclab
 
 
 def test_junit_suite_and_case_properties(pytester: pytest.Pytester, soclab_cache: Path) -> None:
-    make_project(pytester, soclab_cache, agent="agents:isolator")
+    make_project(pytester, soclab_cache, agent="scripted_agents:isolator")
     for extra in ([], ["-n", "2"]):
         xml = pytester.path / "junit.xml"
         pytester.runpytest_subprocess(f"--junitxml={xml}", "-p", "no:cacheprovider", *extra)
@@ -150,7 +150,7 @@ def test_junit_suite_and_case_properties(pytester: pytest.Pytester, soclab_cache
 
 
 def test_html_report_has_the_scorecard_and_item_extras(pytester: pytest.Pytester, soclab_cache: Path) -> None:
-    make_project(pytester, soclab_cache, agent="agents:wiper", ben=None)
+    make_project(pytester, soclab_cache, agent="scripted_agents:wiper", ben=None)
     report = pytester.path / "report.html"
     pytester.runpytest_subprocess(f"--html={report}", "--self-contained-html", "--soclab-mode=both", "-p", "no:cacheprovider")
     html = report.read_text()
@@ -164,14 +164,14 @@ def test_results_file_validates_against_its_schema(pytester: pytest.Pytester, so
 
     from pytest_soclab.report.results_json import json_schema
 
-    make_project(pytester, soclab_cache, agent="agents:isolator", tasks=True)
+    make_project(pytester, soclab_cache, agent="scripted_agents:isolator", tasks=True)
     _, data = _results(pytester, "--soclab-mode=both")
     jsonschema.validate(data, json_schema())
     assert data["schema"] == "pytest-soclab/results" and data["schema_version"] == 1
 
 
 def test_enforce_gates_decides_the_exit_status_only_when_asked(pytester: pytest.Pytester, soclab_cache: Path) -> None:
-    make_project(pytester, soclab_cache, agent="agents:isolator", atk=None)
+    make_project(pytester, soclab_cache, agent="scripted_agents:isolator", atk=None)
     assert pytester.runpytest("-p", "no:cacheprovider").ret == 0
     # Only a benign scenario ran: most gates are not measured, so no level above L0 is earned.
     assert pytester.runpytest("-p", "no:cacheprovider", "--soclab-enforce-gates").ret == 1
@@ -182,7 +182,7 @@ def test_enforce_gates_decides_the_exit_status_only_when_asked(pytester: pytest.
 
 def test_plugin_loads_without_html_and_xdist(pytester: pytest.Pytester, soclab_cache: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    make_project(pytester, soclab_cache, agent="agents:isolator", atk=None)
+    make_project(pytester, soclab_cache, agent="scripted_agents:isolator", atk=None)
     # As if neither were installed: no plugin autoload, only soclab (and pytest-repeat's absence is fine too).
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     result = pytester.runpytest_subprocess("-p", "pytest_soclab.plugin", "-p", "no:cacheprovider")
@@ -202,7 +202,7 @@ def test_plugin_loads_without_html_and_xdist(pytester: pytest.Pytester, soclab_c
 
 
 def test_broken_policy_stops_the_session_at_start(pytester: pytest.Pytester, soclab_cache: Path, tmp_path: Path) -> None:
-    make_project(pytester, soclab_cache, agent="agents:noop", ben=None)
+    make_project(pytester, soclab_cache, agent="scripted_agents:noop", ben=None)
     rego = tmp_path / "rego"
     rego.mkdir()
     (rego / "guard.rego").write_text("package soclab.guard\n\nimport rego.v1\n\ndeny contains msg if {\n  msg := \n}\n")
