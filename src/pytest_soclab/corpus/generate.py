@@ -26,6 +26,7 @@ from pytest_soclab.corpus.world import World
 
 Progress = Callable[[int, int], None]  # (documents so far, expected total)
 Doc = tuple[str, str, dict[str, Any]]
+Stamped = tuple[int, str, str, dict[str, Any]]  # (ms, data stream, doc id, doc)
 HOUR = 3_600_000
 
 _first = itemgetter(0)
@@ -116,45 +117,61 @@ def generate(
     special = _special_events(world, seed, background.clients)
     start, end = world.start_ms, world.end_ms
     expected = expected_background(recipe, scale) + len(special)
-    si, ns = 0, len(special)
+    si = 0
     done = 0
     hour0 = start - start % HOUR
     # Events of an hour's activities that fall later (a process ending, a reply) wait for their bucket.
-    carry: list[tuple[int, str, str, dict[str, Any]]] = []
+    carry: list[Stamped] = []
     for bucket, hour_start in enumerate(range(hour0, end, HOUR)):
-        hour_end = hour_start + HOUR
         rng = ids.rng_for(recipe.id, "bg", seed, bucket)
         bg_emitter.out = []
         # The documents are acyclic: the cyclic collector scanning them while a bucket is built costs
-        # ~40 % of the time and frees nothing. Paused per bucket only, never across the yield.
+        # half the time and frees nothing. Paused while a bucket is built, never across the yield.
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
             background.hour(hour_start, scale, rng)
+            batch, carry, si = _merge_bucket(bg_emitter.out, rng, hour_start, start, end, carry, special, si)
+            if gc_was_on:
+                # Keep the collector from rescanning this hour's documents at every young collection
+                # while they are handed out: park them (and whatever else is alive) in the permanent
+                # generation until the next bucket, then give them back to the oldest generation.
+                gc.freeze()
         finally:
             if gc_was_on:
                 gc.enable()
-        batch: list[tuple[int, str, str, dict[str, Any]]] = []
-        append = batch.append
-        later: list[tuple[int, str, str, dict[str, Any]]] = []
-        for ev in carry:
-            (append if ev[0] < hour_end else later.append)(ev)
-        next_id = ids.DocIds(rng).next
-        for ts, stream, doc in bg_emitter.out:
-            if start <= ts < end:
-                if ts < hour_end:
-                    append((ts, stream, next_id(), doc))
-                else:
-                    later.append((ts, stream, next_id(), doc))
-        carry = later
-        while si < ns and special[si][0] < hour_end:
-            ev = special[si]
-            if start <= ev[0] < end:
-                append(ev)
-            si += 1
-        batch.sort(key=_first)
-        for _ts, stream, did, doc in batch:
-            yield stream, did, doc
+        try:
+            for _ts, stream, did, doc in batch:
+                yield stream, did, doc
+        finally:
+            if gc_was_on:
+                gc.unfreeze()
         done += len(batch)
         if progress is not None:
             progress(done, max(expected, done))
+
+
+def _merge_bucket(
+    background: list[Event], rng: Any, hour_start: int, start: int, end: int, carry: list[Stamped],
+    special: list[Stamped], si: int,
+) -> tuple[list[Stamped], list[Stamped], int]:
+    """One hour: its background (ids assigned), the carried-over and the special events, sorted by time.
+    Returns (sorted batch, events for later hours, index of the next special event)."""
+    hour_end = hour_start + HOUR
+    batch: list[Stamped] = []
+    append = batch.append
+    later: list[Stamped] = []
+    for ev in carry:
+        (append if ev[0] < hour_end else later.append)(ev)
+    next_id = ids.DocIds(rng).next
+    for ts, stream, doc in background:
+        if start <= ts < end:
+            (append if ts < hour_end else later.append)((ts, stream, next_id(), doc))
+    ns = len(special)
+    while si < ns and special[si][0] < hour_end:
+        ev = special[si]
+        if start <= ev[0] < end:
+            append(ev)
+        si += 1
+    batch.sort(key=_first)
+    return batch, later, si
