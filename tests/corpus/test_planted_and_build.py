@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from corpus_testlib import CORPUS, check_doc
 
-from pytest_soclab.corpus.build import build_case, iter_case, read_built
+from pytest_soclab.corpus.build import build_case, bulk_actions, iter_case, read_built
 from pytest_soclab.corpus.estate import estate_from_recipe
 from pytest_soclab.corpus.planted import expand_planted
 from pytest_soclab.errors import SoclabError
@@ -107,3 +107,9 @@ def test_cli_build_and_errors(tmp_path: Path, capsys) -> None:
 def test_estate_is_what_the_planted_docs_can_name(recipes) -> None:
     estate = estate_from_recipe(recipes[CASE])
     assert estate.host("web-01") is not None and "dc-01" in [h.name for h in estate.hosts]
+
+
+def test_bulk_actions_shape() -> None:
+    docs = iter([("logs-zeek.dns-default", "abc", {"@timestamp": "2025-03-10T00:00:00.000Z"})])
+    assert list(bulk_actions(docs)) == [{"_op_type": "create", "_index": "logs-zeek.dns-default", "_id": "abc",
+                                         "_source": {"@timestamp": "2025-03-10T00:00:00.000Z"}}]

@@ -98,3 +98,10 @@ def read_built(out_dir: Path) -> Iterator[Doc]:
             for line in fh:
                 rec = json.loads(line)
                 yield stream, rec["_id"], rec["_source"]
+
+
+def bulk_actions(docs: Iterator[Doc]) -> Iterator[dict[str, Any]]:
+    """(data stream, id, doc) -> actions for `elasticsearch.helpers.streaming_bulk` / `parallel_bulk`.
+    Data streams accept only `create`; the alerts index takes it too."""
+    for stream, doc_id, doc in docs:
+        yield {"_op_type": "create", "_index": stream, "_id": doc_id, "_source": doc}
