@@ -74,12 +74,19 @@ def _ok(ftype: str, value: Any) -> bool:
 
 
 def check_doc(doc: dict[str, Any]) -> list[str]:
+    """ECS fields are checked against ECS; integration fields against the corpus's own definitions."""
+    from pytest_soclab.corpus.fields import NON_ECS_FIELDS
+
     fields = ecs_fields()
     problems = []
     for name, value in _leaves(doc):
         if name.startswith(INTEGRATION_NAMESPACES):
-            continue
-        spec = fields.get(name)
+            spec = NON_ECS_FIELDS.get(name)
+            if spec is None:
+                problems.append(f"{name}: integration field missing from corpus.fields.NON_ECS_FIELDS")
+                continue
+        else:
+            spec = fields.get(name)
         if spec is None:
             problems.append(f"{name}: not an ECS field")
             continue

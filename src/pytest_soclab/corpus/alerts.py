@@ -83,7 +83,7 @@ def detection_alert(
         "severity": spec.severity,
         "type": spec.rule_type,
         "uuid": ids.uuid_from("rule-uuid", rule_id),
-        "version": 3,
+        "version": "3",
     }
     threat = _threat(spec.technique)
     if threat:

@@ -360,7 +360,7 @@ def zeek_dns(
                 "query": query,
                 "rcode_name": rcode,
                 "rejected": False,
-                "trans_id": trans_id,
+                "trans_id": str(trans_id),
             },
             "session_id": uid,
         },
@@ -473,7 +473,7 @@ def suricata_alert(
             "signature": signature, "signature_id": sid,
         },
         "event_type": "alert",
-        "flow_id": flow_id,
+        "flow_id": str(flow_id),
         "in_iface": "ens5",
     }
     if app_proto:
