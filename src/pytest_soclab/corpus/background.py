@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from pytest_soclab.corpus import ids
 from pytest_soclab.corpus.emit import Emitter
+from pytest_soclab.corpus.recipe import ExternalSpec
 from pytest_soclab.corpus.timeutil import day_of_week, hour_of_day
 from pytest_soclab.corpus.world import HostCtx, Proc, World
 
@@ -167,22 +168,34 @@ class Background:
         if exts:
             weights = [e.weight for e in exts]
             cum = [sum(weights[: i + 1]) for i in range(len(weights))]
-            client_exe = {"app": ("/opt/shop/venv/bin/python3", ["/opt/shop/venv/bin/python3", "-m", "shop.worker"],
-                                  "shop"),
-                          "workstation": ("/usr/lib/firefox/firefox", ["/usr/lib/firefox/firefox"], "")}
-            exe, argv, puser = client_exe.get(role, ("/usr/lib/apt/methods/https", ["/usr/lib/apt/methods/https"],
-                                                     "_apt"))
+            role_client = {"app": ("/opt/shop/venv/bin/python3", ["/opt/shop/venv/bin/python3", "-m", "shop.worker"],
+                                   "shop"),
+                           "workstation": ("/usr/lib/firefox/firefox", ["/usr/lib/firefox/firefox"], "")}
+            exe, argv, puser = role_client.get(role, ("", [], "_apt"))
             if not puser:
                 puser = users[0] if users else "root"
-            client: Proc | None = None
+            client_procs: dict[str, Proc] = {}
+
+            def client_for(e: ExternalSpec, ts: int) -> Proc:
+                if e.client and e.client in ctx.daemons:
+                    return ctx.daemons[e.client]  # a long-running service (the Elastic agent, gunicorn...)
+                key = "role" if exe else ("apt-http" if e.ports[0] == 80 else "apt-https")
+                proc = client_procs.get(key)
+                if proc is None or em.rng.random() < 0.05:
+                    if exe:
+                        path, args = exe, argv
+                    else:
+                        path = "/usr/lib/apt/methods/" + ("http" if e.ports[0] == 80 else "https")
+                        args = [path]
+                    proc, _ = em.process(ctx, ts - 50, path, args, puser, systemd, lifetime_ms=None)
+                    client_procs[key] = proc
+                return proc
 
             def outbound(ts: int) -> None:
-                nonlocal client
                 r = em.rng.random() * cum[-1]
                 e = exts[next(i for i, c in enumerate(cum) if c >= r)]
                 dst = e.ips[int(em.rng.random() * len(e.ips))]
-                if client is None or em.rng.random() < 0.05:
-                    client, _ = em.process(ctx, ts - 50, exe, argv, puser, systemd, lifetime_ms=None)
+                client = client_for(e, ts)
                 em.dns(ts - 20, ip, e.domain, "A", list(e.ips), src_host=ctx, src_proc=client)
                 port = e.ports[0]
                 em.connection(ts, ip, dst, port, src_host=ctx, src_proc=client,

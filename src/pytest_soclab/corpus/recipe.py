@@ -92,6 +92,7 @@ class ExternalSpec(Strict):
     # Which host roles talk to it in the background ("*" for all).
     used_by: list[str] = Field(default_factory=lambda: ["*"])
     weight: float = 1.0
+    client: str | None = None  # the service (daemon) that talks to it, e.g. elastic-agent; else per role
 
     _ips = field_validator("ips")(classmethod(lambda cls, v: [_check_ip(i) for i in v]))
 
