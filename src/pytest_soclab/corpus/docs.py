@@ -70,8 +70,22 @@ def user_block(name: str, uid: str) -> dict[str, Any]:
 # -------------------------------------------------------------- Elastic Defend
 
 
+def _ev(dataset: str, action: str, category: list[str], etype: list[str]) -> dict[str, Any]:
+    return {"action": action, "category": category, "dataset": dataset, "kind": "event",
+            "module": "endpoint", "type": etype}
+
+
+# Elastic Defend's event blocks do not vary per document: built once, shared (read-only).
+_EV_PROC = {a: _ev("endpoint.events.process", a, _PROC_CAT, _T_END if a == "end" else _T_START)
+            for a in ("exec", "fork", "end")}
+_EV_NET = {True: _ev("endpoint.events.network", "connection_attempted", _NET_CAT, _T_START),
+           False: _ev("endpoint.events.network", "connection_accepted", _NET_CAT, _T_START)}
+_EV_FILE = {a: _ev("endpoint.events.file", a, _FILE_CAT, t) for a, t in _FILE_TYPE.items()}
+
+
 def process_event(ctx: HostCtx, ts: int, proc: Proc, uid: str, action: str = "exec") -> dict[str, Any]:
     """An Elastic Defend process event (exec / fork / end)."""
+    stamp = iso_ms(ts)
     p: dict[str, Any] = {
         "args": proc.args,
         "args_count": len(proc.args),
@@ -80,7 +94,7 @@ def process_event(ctx: HostCtx, ts: int, proc: Proc, uid: str, action: str = "ex
         "executable": proc.executable,
         "name": proc.name,
         "pid": proc.pid,
-        "start": iso_ms(proc.start_ms),
+        "start": stamp if proc.start_ms == ts else iso_ms(proc.start_ms),
         "working_directory": proc.working_directory,
     }
     if proc.hashes:
@@ -88,25 +102,37 @@ def process_event(ctx: HostCtx, ts: int, proc: Proc, uid: str, action: str = "ex
     if proc.parent is not None:
         p["parent"] = proc.parent.parent_block()
     if action == "end":
-        p["end"] = iso_ms(ts)
+        p["end"] = stamp
         p["exit_code"] = 0
     return {
-        "@timestamp": iso_ms(ts),
+        "@timestamp": stamp,
         "agent": ctx.endpoint_agent,
         "data_stream": DS[PROC],
         "ecs": ECS,
-        "event": {
-            "action": action,
-            "category": _PROC_CAT,
-            "dataset": "endpoint.events.process",
-            "kind": "event",
-            "module": "endpoint",
-            "type": _T_END if action == "end" else _T_START,
-        },
+        "event": _EV_PROC[action],
         "host": ctx.host_block,
         "message": "Endpoint process event",
         "process": p,
         "user": {"id": uid, "name": proc.user},
+    }
+
+
+def process_end_event(ctx: HostCtx, ts: int, exec_doc: dict[str, Any]) -> dict[str, Any]:
+    """The end event of a process, from its exec event (same process block plus end and exit code)."""
+    stamp = iso_ms(ts)
+    p = dict(exec_doc["process"])
+    p["end"] = stamp
+    p["exit_code"] = 0
+    return {
+        "@timestamp": stamp,
+        "agent": ctx.endpoint_agent,
+        "data_stream": DS[PROC],
+        "ecs": ECS,
+        "event": _EV_PROC["end"],
+        "host": ctx.host_block,
+        "message": "Endpoint process event",
+        "process": p,
+        "user": exec_doc["user"],
     }
 
 
@@ -132,14 +158,7 @@ def network_event(
         "data_stream": DS[NET],
         "destination": {"address": dst, "ip": dst, "port": dport},
         "ecs": ECS,
-        "event": {
-            "action": "connection_attempted" if egress else "connection_accepted",
-            "category": _NET_CAT,
-            "dataset": "endpoint.events.network",
-            "kind": "event",
-            "module": "endpoint",
-            "type": _T_START,
-        },
+        "event": _EV_NET[egress],
         "host": ctx.host_block,
         "message": "Endpoint network event",
         "network": net,
@@ -166,14 +185,7 @@ def file_event(
         "agent": ctx.endpoint_agent,
         "data_stream": DS[FILE],
         "ecs": ECS,
-        "event": {
-            "action": action,
-            "category": _FILE_CAT,
-            "dataset": "endpoint.events.file",
-            "kind": "event",
-            "module": "endpoint",
-            "type": _FILE_TYPE[action],
-        },
+        "event": _EV_FILE[action],
         "file": f,
         "host": ctx.host_block,
         "message": "Endpoint file event",

@@ -82,11 +82,12 @@ class Emitter:
         ev: Event | None = None
         if host.has_endpoint:
             uid = self.w.uid_of(user)
-            ev = (ts, docs.PROC, docs.process_event(host, ts, proc, uid, "exec"))
+            doc = docs.process_event(host, ts, proc, uid, "exec")
+            ev = (ts, docs.PROC, doc)
             self.out.append(ev)
             if lifetime_ms is not None:
                 end = ts + lifetime_ms
-                self.out.append((end, docs.PROC, docs.process_event(host, end, proc, uid, "end")))
+                self.out.append((end, docs.PROC, docs.process_end_event(host, end, doc)))
         return proc, ev
 
     def file(
