@@ -142,13 +142,11 @@ class ChainCompiler:
             prev = t
             for art in step.artifacts:
                 ts = t + parse_duration_ms(art.offset)
-                before = len(self.em.out)
                 primary = getattr(self, f"_do_{art.kind}")(step, art, ts)
                 if art.alert is not None:
                     if primary is None:
                         raise self._err(step, f"{art.kind} artifact has an alert but no sensor sees it")
                     self.alerts.append((art.alert, primary))
-                del before
         return Compiled(events=self.em.out, alerts=self.alerts, state=self.state)
 
     def _do_process(self, step: StepSpec, art: ProcessArt, ts: int) -> Event | None:

@@ -14,7 +14,7 @@ from pytest_soclab.corpus import ids
 from pytest_soclab.corpus.attack import PersistenceEntry
 from pytest_soclab.corpus.emit import Emitter, Event
 from pytest_soclab.corpus.recipe import AlertSpec, BenignSpec
-from pytest_soclab.corpus.timeutil import parse_duration_ms
+from pytest_soclab.corpus.timeutil import iso_ms, parse_duration_ms
 from pytest_soclab.corpus.world import HostCtx, World
 from pytest_soclab.errors import SoclabError
 
@@ -284,14 +284,10 @@ def _last_proc_exec(em: Emitter, pid: int, host: str) -> Event | None:
 
 
 def _date(ts: int) -> str:
-    from pytest_soclab.corpus.timeutil import iso_ms
-
     return iso_ms(ts)[:10]
 
 
 def _hh(ts: int) -> str:
-    from pytest_soclab.corpus.timeutil import iso_ms
-
     s = iso_ms(ts)
     return f"{s[11:13]}:00:00-{s[11:13]}:05:00"
 

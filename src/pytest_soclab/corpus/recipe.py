@@ -231,7 +231,7 @@ class AuthArt(_Art):
     duration: Duration = "10m"
     sudo: list[str] = Field(default_factory=list)  # sudo command lines run in the session
 
-    _i = field_validator("interval")(classmethod(lambda cls, v: _check_duration(v)))
+    _i = field_validator("interval", "duration")(classmethod(lambda cls, v: _check_duration(v)))
 
 
 class DnsArt(_Art):

@@ -26,7 +26,7 @@ def parse_duration_ms(value: str | int | float) -> int:
     # Compound: 1h30m, 4m1s, -2m30s.
     text = value.strip()
     sign = -1 if text.startswith("-") else 1
-    body = text.lstrip("+-")
+    body = text[1:] if text[:1] in ("+", "-") else text
     parts = _PART.findall(body)
     if not parts or "".join(n + u for n, u in parts) != body:
         raise ValueError(f"not a duration: {value!r} (use e.g. 30s, 5m, 2h, 1d, 1h30m)")
