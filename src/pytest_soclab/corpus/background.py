@@ -339,6 +339,21 @@ class Background:
 
             acts.append(Activity(1.0, True, desktop, 2.4))
 
+        if w.suricata is ctx and w.recipe.externals:
+            # The IDS's everyday chatter: policy and info signatures on ordinary traffic.
+            talkers = [h for h in w.hosts.values() if h.spec.zone in w.monitored and h is not ctx]
+            exts_all = w.recipe.externals
+
+            def ids_noise(ts: int) -> None:
+                sig = _IDS_NOISE[int(em.rng.random() * len(_IDS_NOISE))]
+                h = talkers[int(em.rng.random() * len(talkers))]
+                e = exts_all[int(em.rng.random() * len(exts_all))]
+                em.connection(ts, h.ip, e.ips[0], e.ports[0], service="ssl" if e.ports[0] == 443 else "http",
+                              duration_ms=300, obytes=900, rbytes=4000,
+                              suricata={"sid": sig[0], "signature": sig[1], "category": sig[2], "severity": 3})
+
+            acts.append(Activity(0.4, True, ids_noise, 2))
+
         if role == "domain-controller":
             samba = ctx.daemons.get("samba") or systemd
 
@@ -349,6 +364,15 @@ class Background:
         return acts
 
 
+_IDS_NOISE = (
+    (2013028, "ET POLICY curl User-Agent Outbound", "Attempted Information Leak"),
+    (2013504, "ET POLICY GNU/Linux APT User-Agent Outbound likely related to package management",
+     "Not Suspicious Traffic"),
+    (2027865, "ET INFO Observed DNS Query to .cloud TLD", "Potentially Bad Traffic"),
+    (2210045, "SURICATA STREAM Packet with invalid ack", "Generic Protocol Command Decode"),
+    (2210020, "SURICATA STREAM ESTABLISHED packet out of window", "Generic Protocol Command Decode"),
+    (2019401, "ET POLICY Vulnerable Java Version 1.8.x Detected", "Potential Corporate Privacy Violation"),
+)
 _CLIENT_JA3 = ("cd08e31494f9531f560d64c695473da9", "773906b0efdefa24a7f2b8eb6985bf37",
                "b32309a26951912be7dba376398abc3b", "579ccef312d18482fc42e2b822ca2430")
 
