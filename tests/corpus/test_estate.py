@@ -58,3 +58,21 @@ def test_implant_case_estate(recipes) -> None:
     assert estate.host("dc-01").tier == 0
     assert "198.51.100.20" in estate.business_critical_ips
     assert not any("malicious" in p.tags for p in estate.host("web-02").processes)
+
+
+@pytest.mark.parametrize("case_id", case_ids())
+def test_no_two_live_processes_share_a_pid(case_id: str, corpus_docs) -> None:
+    """A pid names one process at a time on a host: the kill_process target is unambiguous."""
+    spans: dict[tuple[str, int], dict[str, list[str]]] = {}
+    for stream, _id, doc in corpus_docs(case_id):
+        if stream != "logs-endpoint.events.process-default":
+            continue
+        p = doc["process"]
+        key = (doc["host"]["name"], p["pid"])
+        span = spans.setdefault(key, {}).setdefault(p["entity_id"], [p["start"], "9999"])
+        if doc["event"]["action"] == "end":
+            span[1] = p["end"]
+    for (host, pid), by_entity in spans.items():
+        ordered = sorted(by_entity.values())
+        for (_s1, e1), (s2, _e2) in zip(ordered, ordered[1:]):
+            assert e1 <= s2, f"{case_id}: {host} pid {pid} used by two live processes at {s2}"

@@ -293,6 +293,6 @@ def _hh(ts: int) -> str:
 
 
 def compile_benign(world: World, seed: int) -> tuple[list[Event], BenignOut]:
-    em = Emitter(world, ids.rng_for(world.recipe.id, "benign", seed), pid_base=30_000)
+    em = Emitter(world, ids.rng_for(world.recipe.id, "benign", seed), pid_base=1_500_000)
     out = BenignCompiler(world, em).compile()
     return em.out, out

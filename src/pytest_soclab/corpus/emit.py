@@ -37,7 +37,11 @@ class ConnResult:
 
 
 class Emitter:
-    def __init__(self, world: World, rng: random.Random, pid_base: int = 12_000):
+    """Each emitter allocates pids from its own range (attack sessions from 8,000, attack processes with
+    fixed pids in 20,000-60,000, background from 100,000, benign behaviours from 1,500,000; pid_max is
+    4,194,304), so that two live processes of a host never share a pid."""
+
+    def __init__(self, world: World, rng: random.Random, pid_base: int = 100_000):
         self.w = world
         self.rng = rng
         self.out: list[Event] = []
