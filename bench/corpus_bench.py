@@ -51,8 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         m = build_case(recipe, Path(tmp) / "out", scale=args.write_scale)
         dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         size = sum((Path(tmp) / "out" / s["file"]).stat().st_size for s in m["streams"].values())
-    print(f"build (generate + NDJSON + sha256) at scale {args.write_scale:g}: {m['total']:,} docs in {dt:.1f} s"
-          f" = {m['total'] / dt:,.0f} docs/s ({m['total'] / cpu:,.0f} per cpu-s), {size / 1e6:,.0f} MB")
+    print(
+        f"build (generate + NDJSON + sha256) at scale {args.write_scale:g}: {m['total']:,} docs in {dt:.1f} s"
+        f" = {m['total'] / dt:,.0f} docs/s ({m['total'] / cpu:,.0f} per cpu-s), {size / 1e6:,.0f} MB"
+    )
     return 0
 
 

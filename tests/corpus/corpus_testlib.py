@@ -91,10 +91,9 @@ def check_doc(doc: dict[str, Any]) -> list[str]:
             problems.append(f"{name}: not an ECS field")
             continue
         values = value if isinstance(value, list) else [value]
-        if isinstance(value, list) and not spec.get("array") and name != "tags":
-            # ECS allows arrays anywhere, but a list where the integration writes one value is a smell.
-            if len(value) != 1:
-                problems.append(f"{name}: a list where ECS expects one value")
+        # ECS allows arrays anywhere, but a list where the integration writes one value is a smell.
+        if isinstance(value, list) and not spec.get("array") and name != "tags" and len(value) != 1:
+            problems.append(f"{name}: a list where ECS expects one value")
         for v in values:
             if not _ok(spec["type"], v):
                 problems.append(f"{name}: {v!r} is not a valid {spec['type']}")

@@ -15,9 +15,11 @@ def test_checker_catches_bad_documents() -> None:
     assert check_doc({"@timestamp": "2025-03-10 10:00"}) != []
     assert check_doc({"zeek": {"session_id": "Cx1"}, "event": {"category": ["network"]}}) == []
     assert check_doc({"zeek": {"anything": 1}}) == [
-        "zeek.anything: integration field missing from corpus.fields.NON_ECS_FIELDS"]
+        "zeek.anything: integration field missing from corpus.fields.NON_ECS_FIELDS"
+    ]
     assert check_doc({"suricata": {"eve": {"alert": {"signature_id": "x"}}}}) == [
-        "suricata.eve.alert.signature_id: 'x' is not a valid long"]
+        "suricata.eve.alert.signature_id: 'x' is not a valid long"
+    ]
 
 
 @pytest.mark.parametrize("case_id", case_ids())

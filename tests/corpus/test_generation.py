@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import subprocess
@@ -67,7 +68,7 @@ def test_progress_callback_reaches_the_total(recipes) -> None:
     calls: list[tuple[int, int]] = []
     n = sum(1 for _ in generate(recipe, scale=SMALL, progress=lambda d, t: calls.append((d, t))))
     assert calls and calls[-1][0] == n
-    assert all(b[0] >= a[0] for a, b in zip(calls, calls[1:]))
+    assert all(b[0] >= a[0] for a, b in itertools.pairwise(calls))
     assert all(d <= t for d, t in calls)
 
 
@@ -97,7 +98,13 @@ def test_byte_identical_across_processes_and_hash_seeds() -> None:
     outs = set()
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        res = subprocess.run([sys.executable, "-c", _HASH_SCRIPT, case], env=env, capture_output=True, text=True,
-                             check=True, timeout=120)
+        res = subprocess.run(
+            [sys.executable, "-c", _HASH_SCRIPT, case],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
         outs.add(res.stdout.strip())
     assert len(outs) == 1

@@ -54,11 +54,17 @@ def test_minimal_recipe(tmp_path: Path) -> None:
     [
         (MINIMAL.replace("10.0.0.5", "10.0.0.500"), "hosts[0].ips", "10.0.0.500"),
         (MINIMAL.replace("zone: z}", "zone: nowhere}"), "", "unknown zone"),
-        (MINIMAL + "attack: {steps: [{id: s, technique: T9999, host: h1, at: '2025-01-01T01:00:00Z'}]}",
-         "attack.steps[0].technique", "ATT&CK"),
-        (MINIMAL + "attack: {steps: [{id: s, technique: T1190, host: h1, at: '2025-01-01T01:00:00Z',"
-         " artifacts: [{kind: process, executable: /bin/x}]}]}", "attack.steps[0].artifacts[0].process.args",
-         "required"),
+        (
+            MINIMAL + "attack: {steps: [{id: s, technique: T9999, host: h1, at: '2025-01-01T01:00:00Z'}]}",
+            "attack.steps[0].technique",
+            "ATT&CK",
+        ),
+        (
+            MINIMAL + "attack: {steps: [{id: s, technique: T1190, host: h1, at: '2025-01-01T01:00:00Z',"
+            " artifacts: [{kind: process, executable: /bin/x}]}]}",
+            "attack.steps[0].artifacts[0].process.args",
+            "required",
+        ),
         (MINIMAL + "colour: red\n", "colour", "Extra"),
         (MINIMAL.replace('end: "2025-01-02T00:00:00Z"', 'end: "2024-01-02T00:00:00Z"'), "window", "after"),
         ("id: [unclosed\n", "", "YAML syntax error: line"),
@@ -70,7 +76,9 @@ def test_bad_recipes_name_file_and_field(tmp_path: Path, text: str, field: str, 
         load_case(d)
     err = exc.value
     assert err.path.endswith("case.yaml")
-    assert any(f.startswith(field) and words.lower() in (f + m).lower() for f, m in err.problems), err.problems
+    assert any(f.startswith(field) and words.lower() in (f + m).lower() for f, m in err.problems), (
+        err.problems
+    )
     assert "Traceback" not in str(err) and "pydantic" not in str(err)
 
 
@@ -94,8 +102,11 @@ def test_extends_unknown_estate(tmp_path: Path) -> None:
 def test_unknown_process_ref_is_a_clear_error(tmp_path: Path) -> None:
     from pytest_soclab.corpus.estate import estate_from_recipe
 
-    d = _write(tmp_path, MINIMAL + "attack: {steps: [{id: s1, technique: T1059.004, host: h1, at: "
-               "'2025-01-01T01:00:00Z', artifacts: [{kind: process, executable: /bin/sh, args: [sh],"
-               " parent: ghost}]}]}")
+    d = _write(
+        tmp_path,
+        MINIMAL + "attack: {steps: [{id: s1, technique: T1059.004, host: h1, at: "
+        "'2025-01-01T01:00:00Z', artifacts: [{kind: process, executable: /bin/sh, args: [sh],"
+        " parent: ghost}]}]}",
+    )
     with pytest.raises(SoclabError, match="step 's1'.*ghost"):
         estate_from_recipe(load_case(d))

@@ -34,8 +34,13 @@ def _complete(path: Path) -> bool:
 
 
 def ensure_built(
-    recipe: CaseRecipe, cache_dir: Path, *, scale: float = 1.0, seed: int | None = None,
-    progress: Progress | None = None, timeout: float = 1800,
+    recipe: CaseRecipe,
+    cache_dir: Path,
+    *,
+    scale: float = 1.0,
+    seed: int | None = None,
+    progress: Progress | None = None,
+    timeout: float = 1800,
 ) -> Path:
     """The directory of `recipe` built at (scale, seed) under `cache_dir`, building it once if needed."""
     target = cache_path(cache_dir, recipe, scale, seed)

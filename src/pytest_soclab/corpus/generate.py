@@ -32,7 +32,9 @@ HOUR = 3_600_000
 _first = itemgetter(0)
 
 
-def _special_events(world: World, seed: int, clients: list[str]) -> list[tuple[int, str, str, dict[str, Any]]]:
+def _special_events(
+    world: World, seed: int, clients: list[str]
+) -> list[tuple[int, str, str, dict[str, Any]]]:
     """Attack chain + benign behaviours + their alerts + threat intel, with ids, sorted by time."""
     rid = world.recipe.id
     chain = compile_chain(world)
@@ -59,8 +61,10 @@ def _special_events(world: World, seed: int, clients: list[str]) -> list[tuple[i
 
 def _threat_intel(world: World, clients: list[str]) -> list[tuple[int, str, str, dict[str, Any]]]:
     rec = world.recipe
-    collector = next((h for h in world.hosts.values() if h.spec.role in ("monitoring", "siem")),
-                     next(iter(world.hosts.values())))
+    collector = next(
+        (h for h in world.hosts.values() if h.spec.role in ("monitoring", "siem")),
+        next(iter(world.hosts.values())),
+    )
     rng = ids.rng_for(rec.id, "ti")
     span = world.end_ms - world.start_ms
     out = []
@@ -68,8 +72,18 @@ def _threat_intel(world: World, clients: list[str]) -> list[tuple[int, str, str,
         first_seen = to_ms(ind.first_seen) if ind.first_seen else world.start_ms - 86_400_000 * (2 + n % 9)
         ts = world.start_ms + int(rng.random() * span * 0.2)
         iid = ids.hex_from(rec.id, "ind", ind.value, n=24)
-        stream, doc = docs.ti_indicator(ind.feed, ts, collector, ind.type, ind.value, ind.confidence,
-                                        ind.description, first_seen, list(ind.tags), iid)
+        stream, doc = docs.ti_indicator(
+            ind.feed,
+            ts,
+            collector,
+            ind.type,
+            ind.value,
+            ind.confidence,
+            ind.description,
+            first_seen,
+            list(ind.tags),
+            iid,
+        )
         out.append((ts, stream, ids.doc_id_from(rec.id, "ti", ind.value), doc))
     used = set(clients) | set(world.ip_host) | set(world.external_by_ip) | set(rec.attack.actor_ips)
     families = ("Mirai", "Gafgyt", "XorDDoS", "Kinsing", "TeamTNT", "RedTail", "Sliver", "CobaltStrike")
@@ -83,16 +97,29 @@ def _threat_intel(world: World, clients: list[str]) -> list[tuple[int, str, str,
                     used.add(value)
                     break
         elif kind == "domain-name":
-            value = f"{ids.hex_from(rec.id, 'noise-dom', n, n=10)}.{('top', 'xyz', 'ru', 'cn', 'info')[n % 5]}"
+            value = (
+                f"{ids.hex_from(rec.id, 'noise-dom', n, n=10)}.{('top', 'xyz', 'ru', 'cn', 'info')[n % 5]}"
+            )
         elif kind == "url":
             value = f"http://{ids.hex_from(rec.id, 'noise-url', n, n=8)}.{('top', 'xyz', 'click')[n % 3]}/bins/{fam.lower()}.x86"
         else:
             value = ids.hex_from(rec.id, "noise-hash", n, n=64)
-        feed = {"ipv4-addr": "otx", "domain-name": "otx", "url": "abusech.url", "file": "abusech.malware"}[kind]
+        feed = {"ipv4-addr": "otx", "domain-name": "otx", "url": "abusech.url", "file": "abusech.malware"}[
+            kind
+        ]
         ts = world.start_ms + int(rng.random() * span)
-        stream, doc = docs.ti_indicator(feed, ts, collector, kind, value, ("Medium", "High", "Low")[n % 3],
-                                        f"{fam} infrastructure", ts - 86_400_000 * (1 + n % 30), [fam.lower()],
-                                        ids.hex_from(rec.id, "noise-ind", n, n=24))
+        stream, doc = docs.ti_indicator(
+            feed,
+            ts,
+            collector,
+            kind,
+            value,
+            ("Medium", "High", "Low")[n % 3],
+            f"{fam} infrastructure",
+            ts - 86_400_000 * (1 + n % 30),
+            [fam.lower()],
+            ids.hex_from(rec.id, "noise-ind", n, n=24),
+        )
         out.append((ts, stream, ids.doc_id_from(rec.id, "ti-noise", n), doc))
     return out
 
@@ -152,8 +179,14 @@ def generate(
 
 
 def _merge_bucket(
-    background: list[Event], rng: Any, hour_start: int, start: int, end: int, carry: list[Stamped],
-    special: list[Stamped], si: int,
+    background: list[Event],
+    rng: Any,
+    hour_start: int,
+    start: int,
+    end: int,
+    carry: list[Stamped],
+    special: list[Stamped],
+    si: int,
 ) -> tuple[list[Stamped], list[Stamped], int]:
     """One hour: its background (ids assigned), the carried-over and the special events, sorted by time.
     Returns (sorted batch, events for later hours, index of the next special event)."""
