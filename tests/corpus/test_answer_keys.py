@@ -16,7 +16,7 @@ TASKS = task_files()
 def _streams(text: dict[str, list[str]], source: str) -> list[str]:
     """Streams a key_evidence source names: a data stream, or a dataset prefix of some."""
     src = source.removesuffix("-default")
-    return [s for s in text if s == source or s.startswith(src) or s.startswith(f"logs-{src}")]
+    return [s for s in text if s == source or s.startswith((src, f"logs-{src}"))]
 
 
 def _telemetry(text: dict[str, list[str]]) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from corpus_testlib import case_ids
 
@@ -21,7 +23,9 @@ def test_running_processes_match_the_telemetry(case_id: str, recipes, corpus_doc
                 seen[(host, p["pid"])] = (p["name"], p["entity_id"])
     malicious = [(h.name, p) for h in estate.hosts for p in h.processes if "malicious" in p.tags]
     for host, proc in malicious:
-        assert (host, proc.pid) in seen, f"{host} pid {proc.pid} ({proc.name}) never appears in process events"
+        assert (host, proc.pid) in seen, (
+            f"{host} pid {proc.pid} ({proc.name}) never appears in process events"
+        )
         assert seen[(host, proc.pid)] == (proc.name, proc.entity_id)
     # Daemons that parent activity appear with the same pid, name and entity id.
     for h in estate.hosts:
@@ -58,3 +62,21 @@ def test_implant_case_estate(recipes) -> None:
     assert estate.host("dc-01").tier == 0
     assert "198.51.100.20" in estate.business_critical_ips
     assert not any("malicious" in p.tags for p in estate.host("web-02").processes)
+
+
+@pytest.mark.parametrize("case_id", case_ids())
+def test_no_two_live_processes_share_a_pid(case_id: str, corpus_docs) -> None:
+    """A pid names one process at a time on a host: the kill_process target is unambiguous."""
+    spans: dict[tuple[str, int], dict[str, list[str]]] = {}
+    for stream, _id, doc in corpus_docs(case_id):
+        if stream != "logs-endpoint.events.process-default":
+            continue
+        p = doc["process"]
+        key = (doc["host"]["name"], p["pid"])
+        span = spans.setdefault(key, {}).setdefault(p["entity_id"], [p["start"], "9999"])
+        if doc["event"]["action"] == "end":
+            span[1] = p["end"]
+    for (host, pid), by_entity in spans.items():
+        ordered = sorted(by_entity.values())
+        for (_s1, e1), (s2, _e2) in itertools.pairwise(ordered):
+            assert e1 <= s2, f"{case_id}: {host} pid {pid} used by two live processes at {s2}"

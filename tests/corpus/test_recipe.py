@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from corpus_testlib import CORPUS, case_ids
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pytest_soclab.corpus.recipe import find_case, load_case
 from pytest_soclab.errors import ScenarioFileError, SoclabError
@@ -54,11 +57,17 @@ def test_minimal_recipe(tmp_path: Path) -> None:
     [
         (MINIMAL.replace("10.0.0.5", "10.0.0.500"), "hosts[0].ips", "10.0.0.500"),
         (MINIMAL.replace("zone: z}", "zone: nowhere}"), "", "unknown zone"),
-        (MINIMAL + "attack: {steps: [{id: s, technique: T9999, host: h1, at: '2025-01-01T01:00:00Z'}]}",
-         "attack.steps[0].technique", "ATT&CK"),
-        (MINIMAL + "attack: {steps: [{id: s, technique: T1190, host: h1, at: '2025-01-01T01:00:00Z',"
-         " artifacts: [{kind: process, executable: /bin/x}]}]}", "attack.steps[0].artifacts[0].process.args",
-         "required"),
+        (
+            MINIMAL + "attack: {steps: [{id: s, technique: T9999, host: h1, at: '2025-01-01T01:00:00Z'}]}",
+            "attack.steps[0].technique",
+            "ATT&CK",
+        ),
+        (
+            MINIMAL + "attack: {steps: [{id: s, technique: T1190, host: h1, at: '2025-01-01T01:00:00Z',"
+            " artifacts: [{kind: process, executable: /bin/x}]}]}",
+            "attack.steps[0].artifacts[0].process.args",
+            "required",
+        ),
         (MINIMAL + "colour: red\n", "colour", "Extra"),
         (MINIMAL.replace('end: "2025-01-02T00:00:00Z"', 'end: "2024-01-02T00:00:00Z"'), "window", "after"),
         ("id: [unclosed\n", "", "YAML syntax error: line"),
@@ -70,7 +79,9 @@ def test_bad_recipes_name_file_and_field(tmp_path: Path, text: str, field: str, 
         load_case(d)
     err = exc.value
     assert err.path.endswith("case.yaml")
-    assert any(f.startswith(field) and words.lower() in (f + m).lower() for f, m in err.problems), err.problems
+    assert any(f.startswith(field) and words.lower() in (f + m).lower() for f, m in err.problems), (
+        err.problems
+    )
     assert "Traceback" not in str(err) and "pydantic" not in str(err)
 
 
@@ -94,8 +105,58 @@ def test_extends_unknown_estate(tmp_path: Path) -> None:
 def test_unknown_process_ref_is_a_clear_error(tmp_path: Path) -> None:
     from pytest_soclab.corpus.estate import estate_from_recipe
 
-    d = _write(tmp_path, MINIMAL + "attack: {steps: [{id: s1, technique: T1059.004, host: h1, at: "
-               "'2025-01-01T01:00:00Z', artifacts: [{kind: process, executable: /bin/sh, args: [sh],"
-               " parent: ghost}]}]}")
+    d = _write(
+        tmp_path,
+        MINIMAL + "attack: {steps: [{id: s1, technique: T1059.004, host: h1, at: "
+        "'2025-01-01T01:00:00Z', artifacts: [{kind: process, executable: /bin/sh, args: [sh],"
+        " parent: ghost}]}]}",
+    )
     with pytest.raises(SoclabError, match="step 's1'.*ghost"):
         estate_from_recipe(load_case(d))
+
+
+_JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**6) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+_PATHS = [
+    ("id",),
+    ("window", "start"),
+    ("window",),
+    ("zones",),
+    ("zones", 0, "cidr"),
+    ("hosts", 0, "ips"),
+    ("hosts", 0, "tier"),
+    ("hosts", 0),
+    ("attack",),
+    ("attack", "steps"),
+    ("benign",),
+    ("background",),
+    ("externals",),
+    ("sensors", "zeek"),
+    ("seed",),
+    ("indicators",),
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(_PATHS), _JUNK)
+def test_any_junk_is_a_scenario_file_error(tmp_path_factory, path, junk) -> None:
+    """Whatever a field holds, loading gives a recipe or a ScenarioFileError, never another exception."""
+    data = yaml.safe_load(MINIMAL)
+    data["sensors"] = {"zeek": None}
+    node = data
+    for part in path[:-1]:
+        if isinstance(part, int):
+            node = node[part]
+        else:
+            node = node.setdefault(part, {})
+    node[path[-1]] = junk
+    d = tmp_path_factory.mktemp("fuzz") / "case-x"
+    d.mkdir()
+    (d / "case.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    try:
+        load_case(d)
+    except ScenarioFileError as exc:
+        assert exc.problems and all(isinstance(m, str) and m for _f, m in exc.problems)

@@ -54,7 +54,11 @@ def test_penalized_actions_name_legit_entities(path: Path) -> None:
             assert pid in legit_pids, f"{task.id}: {ref.label()}: pid {pid} is not a legit running process"
         for ip in _values(ref.args.get("ip", [])):
             if "*" not in ip:
-                assert ip in estate.business_critical_ips, f"{task.id}: {ref.label()}: {ip} is not business-critical"
+                assert ip in estate.business_critical_ips, (
+                    f"{task.id}: {ref.label()}: {ip} is not business-critical"
+                )
         # A penalized action must never also be required.
         for req in task.expected_response.required_actions:
-            assert not ref.matches(req.tool, req.args), f"{task.id}: {req.label()} is both required and penalized"
+            assert not ref.matches(req.tool, req.args), (
+                f"{task.id}: {req.label()} is both required and penalized"
+            )

@@ -20,7 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.add_argument("--scale", type=float, default=1.0, help="background volume multiplier (default 1.0)")
     b.add_argument("--seed", type=int, default=None, help="random seed (default: the recipe's)")
     b.add_argument("--out", type=Path, default=None, help="output directory (default: build/corpus/CASE)")
-    b.add_argument("--corpus-dir", type=Path, default=Path("corpus"), help="where the cases live (default ./corpus)")
+    b.add_argument(
+        "--corpus-dir", type=Path, default=Path("corpus"), help="where the cases live (default ./corpus)"
+    )
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=_build)
     ls = sub.add_parser("list", help="list the cases")
@@ -46,8 +48,9 @@ class _Bar:
         width = 30
         fill = int(frac * width)
         rate = done / max(now - self.t0, 1e-9)
-        sys.stderr.write(f"\r{self.label} [{'#' * fill}{'.' * (width - fill)}] {frac:4.0%} {done:,} docs"
-                         f" {rate:,.0f}/s ")
+        sys.stderr.write(
+            f"\r{self.label} [{'#' * fill}{'.' * (width - fill)}] {frac:4.0%} {done:,} docs {rate:,.0f}/s "
+        )
         sys.stderr.flush()
 
     def close(self) -> None:
@@ -74,8 +77,10 @@ def _build(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     rate = manifest["total"] / max(manifest["elapsed_seconds"], 1e-9)
-    print(f"{recipe.id}: {manifest['total']:,} documents in {len(manifest['streams'])} data streams "
-          f"({manifest['elapsed_seconds']:.1f} s, {rate:,.0f} docs/s) -> {out}")
+    print(
+        f"{recipe.id}: {manifest['total']:,} documents in {len(manifest['streams'])} data streams "
+        f"({manifest['elapsed_seconds']:.1f} s, {rate:,.0f} docs/s) -> {out}"
+    )
     for stream, info in manifest["streams"].items():
         print(f"  {info['count']:>10,}  {stream}")
     print(f"fingerprint {manifest['fingerprint']}  sha256 {manifest['corpus_sha256']}")

@@ -24,14 +24,28 @@ def _threat(technique: str | None) -> list[dict[str, Any]]:
         return []
     info = attack_techniques().get(technique, {})
     parent = technique.split(".")[0]
-    tech: dict[str, Any] = {"id": parent, "name": attack_techniques().get(parent, {}).get("name", ""),
-                            "reference": f"https://attack.mitre.org/techniques/{parent}/"}
+    tech: dict[str, Any] = {
+        "id": parent,
+        "name": attack_techniques().get(parent, {}).get("name", ""),
+        "reference": f"https://attack.mitre.org/techniques/{parent}/",
+    }
     if "." in technique:
         sub = technique.split(".")[1]
-        tech["subtechnique"] = [{"id": technique, "name": info.get("name", ""),
-                                 "reference": f"https://attack.mitre.org/techniques/{parent}/{sub}/"}]
+        tech["subtechnique"] = [
+            {
+                "id": technique,
+                "name": info.get("name", ""),
+                "reference": f"https://attack.mitre.org/techniques/{parent}/{sub}/",
+            }
+        ]
     tactic = (info.get("tactics") or [""])[0]
-    return [{"framework": "MITRE ATT&CK", "tactic": {"name": tactic.replace("-", " ").title()}, "technique": [tech]}]
+    return [
+        {
+            "framework": "MITRE ATT&CK",
+            "tactic": {"name": tactic.replace("-", " ").title()},
+            "technique": [tech],
+        }
+    ]
 
 
 def _reason(spec: AlertSpec, src: dict[str, Any]) -> str:
@@ -62,16 +76,24 @@ def detection_alert(
     ts = src_ts + parse_duration_ms(spec.offset)
     rule_id = spec.rule_id or ids.uuid_from("rule", spec.rule)
     alert_uuid = ids.hex_from(case_id, "alert", rule_id, source_id, n=64)
-    orig_event = {k: v for k, v in src.get("event", {}).items() if k in ("action", "category", "dataset", "kind",
-                                                                        "module", "outcome", "type")}
+    orig_event = {
+        k: v
+        for k, v in src.get("event", {}).items()
+        if k in ("action", "category", "dataset", "kind", "module", "outcome", "type")
+    }
     doc: dict[str, Any] = {"@timestamp": iso_ms(ts)}
     for k, v in src.items():
         if k not in _NOT_COPIED:
             doc[k] = v
     rule: dict[str, Any] = {
-        "category": {"query": "Custom Query Rule", "eql": "Event Correlation Rule", "threshold": "Threshold Rule",
-                     "new_terms": "New Terms Rule", "machine_learning": "Machine Learning Rule",
-                     "esql": "ES|QL Rule"}[spec.rule_type],
+        "category": {
+            "query": "Custom Query Rule",
+            "eql": "Event Correlation Rule",
+            "threshold": "Threshold Rule",
+            "new_terms": "New Terms Rule",
+            "machine_learning": "Machine Learning Rule",
+            "esql": "ES|QL Rule",
+        }[spec.rule_type],
         "consumer": "siem",
         "description": spec.description or spec.rule,
         "enabled": True,
@@ -83,7 +105,7 @@ def detection_alert(
         "severity": spec.severity,
         "type": spec.rule_type,
         "uuid": ids.uuid_from("rule-uuid", rule_id),
-        "version": 3,
+        "version": "3",
     }
     threat = _threat(spec.technique)
     if threat:
@@ -91,7 +113,9 @@ def detection_alert(
     doc["event"] = {**{k: v for k, v in orig_event.items() if k != "kind"}, "kind": "signal"}
     doc["kibana"] = {
         "alert": {
-            "ancestors": [{"depth": 0, "id": source_id, "index": backing_index(stream, src_ts), "type": "event"}],
+            "ancestors": [
+                {"depth": 0, "id": source_id, "index": backing_index(stream, src_ts), "type": "event"}
+            ],
             "depth": 1,
             "original_event": orig_event,
             "original_time": iso_ms(src_ts),

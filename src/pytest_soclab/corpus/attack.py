@@ -55,8 +55,9 @@ class Compiled:
 
 
 def persistence_kind(path: str) -> str | None:
-    if path.startswith(("/etc/cron.d/", "/var/spool/cron/", "/etc/crontab", "/etc/cron.hourly/",
-                        "/etc/cron.daily/")):
+    if path.startswith(
+        ("/etc/cron.d/", "/var/spool/cron/", "/etc/crontab", "/etc/cron.hourly/", "/etc/cron.daily/")
+    ):
         return "cron"
     if path.startswith(("/etc/systemd/system/", "/lib/systemd/system/", "/usr/lib/systemd/system/")) or (
         "/.config/systemd/user/" in path
@@ -81,12 +82,26 @@ def _schedule_of(kind: str, content: str, path: str = "") -> tuple[str, str]:
             return parts[0], " ".join(parts[1:])
         return " ".join(parts[:5]), " ".join(parts[5:])
     if kind == "cron":
-        line = next((ln for ln in content.splitlines() if ln.strip() and not ln.lstrip().startswith("#")
-                     and "=" not in ln.split()[0]), "")
+        line = next(
+            (
+                ln
+                for ln in content.splitlines()
+                if ln.strip() and not ln.lstrip().startswith("#") and "=" not in ln.split()[0]
+            ),
+            "",
+        )
         parts = line.split()
-        if parts and parts[0].startswith("@"):  # @reboot CMD (a user crontab) or @reboot USER CMD (/etc/cron.d)
-            rest = parts[2:] if len(parts) > 2 and not parts[1].startswith(("/", ".")) and "=" not in parts[1] \
-                and parts[1] in ("root", "www-data") else parts[1:]
+        if parts and parts[0].startswith(
+            "@"
+        ):  # @reboot CMD (a user crontab) or @reboot USER CMD (/etc/cron.d)
+            rest = (
+                parts[2:]
+                if len(parts) > 2
+                and not parts[1].startswith(("/", "."))
+                and "=" not in parts[1]
+                and parts[1] in ("root", "www-data")
+                else parts[1:]
+            )
             return parts[0], " ".join(rest)
         if len(parts) >= 7:
             return " ".join(parts[:5]), " ".join(parts[6:])  # /etc/cron.d lines carry a user field
@@ -124,7 +139,9 @@ class ChainCompiler:
         if host is not None and name in host.daemons:
             return host.daemons[name]
         where = f" on {host.name}" if host else ""
-        raise self._err(step, f"unknown process {name!r}{where} (not an earlier ref, nor a service of the host)")
+        raise self._err(
+            step, f"unknown process {name!r}{where} (not an earlier ref, nor a service of the host)"
+        )
 
     def _addr(self, step: StepSpec, what: str) -> tuple[str, HostCtx | None]:
         try:
@@ -142,26 +159,34 @@ class ChainCompiler:
             prev = t
             for art in step.artifacts:
                 ts = t + parse_duration_ms(art.offset)
-                before = len(self.em.out)
                 primary = getattr(self, f"_do_{art.kind}")(step, art, ts)
                 if art.alert is not None:
                     if primary is None:
                         raise self._err(step, f"{art.kind} artifact has an alert but no sensor sees it")
                     self.alerts.append((art.alert, primary))
-                del before
         return Compiled(events=self.em.out, alerts=self.alerts, state=self.state)
 
     def _do_process(self, step: StepSpec, art: ProcessArt, ts: int) -> Event | None:
         host = self._host(step, art.host)
         parent = self._proc(step, host, art.parent)
-        pid = art.pid if art.pid is not None else 20_000 + ids.stable_int(
-            self.w.recipe.id, step.id, art.ref or art.executable, ts, mod=40_000)
+        pid = (
+            art.pid
+            if art.pid is not None
+            else 20_000 + ids.stable_int(self.w.recipe.id, step.id, art.ref or art.executable, ts, mod=40_000)
+        )
         hashes = None
         if art.sha256:
             hashes = {**ids.file_hashes("atk", art.sha256), "sha256": art.sha256}
         proc, ev = self.em.process(
-            host, ts, art.executable, list(art.args), art.user, parent, pid=pid,
-            working_directory=art.working_directory, hashes=hashes,
+            host,
+            ts,
+            art.executable,
+            list(art.args),
+            art.user,
+            parent,
+            pid=pid,
+            working_directory=art.working_directory,
+            hashes=hashes,
             lifetime_ms=None if art.running else parse_duration_ms(art.lifetime),
         )
         host.reserved_pids.add(pid)
@@ -191,9 +216,17 @@ class ChainCompiler:
         kind = persistence_kind(art.path)
         if kind and art.action != "deletion" and art.remains:
             schedule, cmd = _schedule_of(kind, art.content or "", art.path)
-            self.state.persistence.append(PersistenceEntry(
-                host=host.name, path=art.path, kind=kind, command=cmd, schedule=schedule, user=proc.user,
-                tags=["malicious"]))
+            self.state.persistence.append(
+                PersistenceEntry(
+                    host=host.name,
+                    path=art.path,
+                    kind=kind,
+                    command=cmd,
+                    schedule=schedule,
+                    user=proc.user,
+                    tags=["malicious"],
+                )
+            )
         return ev
 
     def _do_net(self, step: StepSpec, art: NetArt, ts: int) -> Event | None:
@@ -218,10 +251,23 @@ class ChainCompiler:
         first = None
         for i, t in enumerate(times):
             res = self.em.connection(
-                t, src_ip, dst_ip, art.dport, transport=art.transport, src_host=src_host, dst_host=dst_host,
-                src_proc=src_proc, dst_proc=dst_proc, service=service,
-                duration_ms=parse_duration_ms(art.duration), obytes=art.bytes_out, rbytes=art.bytes_in,
-                state=art.state, sport=art.sport if i == 0 else None, http=art.http, tls=art.tls,
+                t,
+                src_ip,
+                dst_ip,
+                art.dport,
+                transport=art.transport,
+                src_host=src_host,
+                dst_host=dst_host,
+                src_proc=src_proc,
+                dst_proc=dst_proc,
+                service=service,
+                duration_ms=parse_duration_ms(art.duration),
+                obytes=art.bytes_out,
+                rbytes=art.bytes_in,
+                state=art.state,
+                sport=art.sport if i == 0 else None,
+                http=art.http,
+                tls=art.tls,
                 suricata=art.suricata.model_dump() if art.suricata and i == 0 else None,
             )
             if first is None:
@@ -233,15 +279,31 @@ class ChainCompiler:
         src_ip, src_host = self._addr(step, art.source)
         src_proc = self._proc(step, src_host, art.process)
         if art.outcome == "failure":
-            evs = self.em.ssh_failures(host, ts, art.user, src_ip, art.count, parse_duration_ms(art.interval),
-                                       art.method, invalid=art.user not in self.w.users and art.user != "root")
+            evs = self.em.ssh_failures(
+                host,
+                ts,
+                art.user,
+                src_ip,
+                art.count,
+                parse_duration_ms(art.interval),
+                art.method,
+                invalid=art.user not in self.w.users and art.user != "root",
+            )
             return evs[0]
         if art.count > 1:
-            self.em.ssh_failures(host, ts - art.count * parse_duration_ms(art.interval), art.user, src_ip,
-                                 art.count - 1, parse_duration_ms(art.interval), art.method)
+            self.em.ssh_failures(
+                host,
+                ts - art.count * parse_duration_ms(art.interval),
+                art.user,
+                src_ip,
+                art.count - 1,
+                parse_duration_ms(art.interval),
+                art.method,
+            )
         duration = parse_duration_ms(art.duration)
-        shell, auth, _ = self.em.ssh_session(host, ts, art.user, src_ip, art.method, src_host=src_host,
-                                             src_proc=src_proc, duration_ms=duration)
+        shell, auth, _ = self.em.ssh_session(
+            host, ts, art.user, src_ip, art.method, src_host=src_host, src_proc=src_proc, duration_ms=duration
+        )
         if art.ref:
             self.refs[art.ref] = shell
         t = ts + 3000
@@ -289,15 +351,28 @@ class ChainCompiler:
             open_ports = set(art.open_ports.get(host.name if host else ip, []))
             for port in art.ports:
                 state = "SF" if port in open_ports else ("REJ" if host is not None else "S0")
-                res = self.em.connection(t, src_ip, ip, port, src_host=src_host, dst_host=host, state=state,
-                                         duration_ms=20, obytes=0, rbytes=0, suricata=suricata)
+                res = self.em.connection(
+                    t,
+                    src_ip,
+                    ip,
+                    port,
+                    src_host=src_host,
+                    dst_host=host,
+                    state=state,
+                    duration_ms=20,
+                    obytes=0,
+                    rbytes=0,
+                    suricata=suricata,
+                )
                 if suricata is not None and res.suricata is not None:
                     suricata = None  # the signature fires once per scan, thresholded
                 first = first or res.primary()
                 t += gap
         # Web enumeration against the open http(s) ports.
         for ip, host in targets:
-            ports = [p for p in art.open_ports.get(host.name if host else ip, []) if p in (80, 443, 8080, 8000)]
+            ports = [
+                p for p in art.open_ports.get(host.name if host else ip, []) if p in (80, 443, 8080, 8000)
+            ]
             for port in ports[:1]:
                 for path in art.http_paths:
                     uri, sep, status = path.rpartition("=")
@@ -306,10 +381,23 @@ class ChainCompiler:
                     code = int(status)
                     size = 162 if code == 404 else 2400 + ids.stable_int(uri, mod=30000)
                     self.em.connection(
-                        t, src_ip, ip, port, dst_host=host, service="http", duration_ms=40, obytes=220,
-                        rbytes=size + 200, http={"method": "GET", "host": self.w.recipe.background.public_site,
-                                                 "uri": uri, "status": code, "user_agent": art.user_agent,
-                                                 "response_body_len": size},
+                        t,
+                        src_ip,
+                        ip,
+                        port,
+                        dst_host=host,
+                        service="http",
+                        duration_ms=40,
+                        obytes=220,
+                        rbytes=size + 200,
+                        http={
+                            "method": "GET",
+                            "host": self.w.recipe.background.public_site,
+                            "uri": uri,
+                            "status": code,
+                            "user_agent": art.user_agent,
+                            "response_body_len": size,
+                        },
                     )
                     t += gap * 3
         return first

@@ -19,7 +19,12 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def iter_case(
-    corpus_dir: Path, case_id: str, *, scale: float = 1.0, seed: int | None = None, progress: Progress | None = None
+    corpus_dir: Path,
+    case_id: str,
+    *,
+    scale: float = 1.0,
+    seed: int | None = None,
+    progress: Progress | None = None,
 ) -> Iterator[Doc]:
     """Stream a case's documents as (data stream, doc id, doc): what a bulk loader needs
     (e.g. `{"_op_type": "create", "_index": stream, "_id": id, "_source": doc}` for data streams)."""
@@ -28,7 +33,11 @@ def iter_case(
 
 
 def build_case(
-    recipe: CaseRecipe, out_dir: Path, *, scale: float = 1.0, seed: int | None = None,
+    recipe: CaseRecipe,
+    out_dir: Path,
+    *,
+    scale: float = 1.0,
+    seed: int | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Write `<out_dir>/<data stream>.ndjson` (one `_source` per line, with `_id` kept in the manifest's
@@ -72,14 +81,18 @@ def build_case(
         "generator_version": GENERATOR_VERSION,
         "scale": scale,
         "seed": seed_used,
-        "window": {"start": recipe.window.start.isoformat().replace("+00:00", "Z"),
-                   "end": recipe.window.end.isoformat().replace("+00:00", "Z")},
+        "window": {
+            "start": recipe.window.start.isoformat().replace("+00:00", "Z"),
+            "end": recipe.window.end.isoformat().replace("+00:00", "Z"),
+        },
         "total": total,
         "streams": {
-            s: {"file": f"{s}.ndjson", "count": counts[s], "sha256": hashes[s].hexdigest()} for s in sorted(counts)
+            s: {"file": f"{s}.ndjson", "count": counts[s], "sha256": hashes[s].hexdigest()}
+            for s in sorted(counts)
         },
         "corpus_sha256": hashlib.sha256(
-            "".join(f"{s}:{hashes[s].hexdigest()}\n" for s in sorted(counts)).encode()).hexdigest(),
+            "".join(f"{s}:{hashes[s].hexdigest()}\n" for s in sorted(counts)).encode()
+        ).hexdigest(),
         "elapsed_seconds": round(elapsed, 3),
     }
     (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -98,3 +111,10 @@ def read_built(out_dir: Path) -> Iterator[Doc]:
             for line in fh:
                 rec = json.loads(line)
                 yield stream, rec["_id"], rec["_source"]
+
+
+def bulk_actions(docs: Iterator[Doc]) -> Iterator[dict[str, Any]]:
+    """(data stream, id, doc) -> actions for `elasticsearch.helpers.streaming_bulk` / `parallel_bulk`.
+    Data streams accept only `create`; the alerts index takes it too."""
+    for stream, doc_id, doc in docs:
+        yield {"_op_type": "create", "_index": stream, "_id": doc_id, "_source": doc}

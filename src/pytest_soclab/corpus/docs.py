@@ -29,7 +29,17 @@ TI_STREAMS = {
     "misp": "logs-ti_misp.threat-default",
 }
 STREAMS: tuple[str, ...] = (
-    PROC, NET, FILE, AUTH, ZEEK_CONN, ZEEK_DNS, ZEEK_HTTP, ZEEK_SSL, SURICATA, ALERTS, *TI_STREAMS.values()
+    PROC,
+    NET,
+    FILE,
+    AUTH,
+    ZEEK_CONN,
+    ZEEK_DNS,
+    ZEEK_HTTP,
+    ZEEK_SSL,
+    SURICATA,
+    ALERTS,
+    *TI_STREAMS.values(),
 )
 
 
@@ -52,8 +62,13 @@ _T_START = ["start"]
 _T_END = ["end"]
 _NET_CAT = ["network"]
 _FILE_CAT = ["file"]
-_FILE_TYPE = {"creation": ["creation"], "modification": ["change"], "overwrite": ["change"],
-              "deletion": ["deletion"], "rename": ["change"]}
+_FILE_TYPE = {
+    "creation": ["creation"],
+    "modification": ["change"],
+    "overwrite": ["change"],
+    "deletion": ["deletion"],
+    "rename": ["change"],
+}
 _AUTH_CAT = ["authentication", "session"]
 _INFO = ["info"]
 _ZEEK_CONN_TYPE = ["connection", "end"]
@@ -70,8 +85,32 @@ def user_block(name: str, uid: str) -> dict[str, Any]:
 # -------------------------------------------------------------- Elastic Defend
 
 
+def _ev(dataset: str, action: str, category: list[str], etype: list[str]) -> dict[str, Any]:
+    return {
+        "action": action,
+        "category": category,
+        "dataset": dataset,
+        "kind": "event",
+        "module": "endpoint",
+        "type": etype,
+    }
+
+
+# Elastic Defend's event blocks do not vary per document: built once, shared (read-only).
+_EV_PROC = {
+    a: _ev("endpoint.events.process", a, _PROC_CAT, _T_END if a == "end" else _T_START)
+    for a in ("exec", "fork", "end")
+}
+_EV_NET = {
+    True: _ev("endpoint.events.network", "connection_attempted", _NET_CAT, _T_START),
+    False: _ev("endpoint.events.network", "connection_accepted", _NET_CAT, _T_START),
+}
+_EV_FILE = {a: _ev("endpoint.events.file", a, _FILE_CAT, t) for a, t in _FILE_TYPE.items()}
+
+
 def process_event(ctx: HostCtx, ts: int, proc: Proc, uid: str, action: str = "exec") -> dict[str, Any]:
     """An Elastic Defend process event (exec / fork / end)."""
+    stamp = iso_ms(ts)
     p: dict[str, Any] = {
         "args": proc.args,
         "args_count": len(proc.args),
@@ -80,7 +119,7 @@ def process_event(ctx: HostCtx, ts: int, proc: Proc, uid: str, action: str = "ex
         "executable": proc.executable,
         "name": proc.name,
         "pid": proc.pid,
-        "start": iso_ms(proc.start_ms),
+        "start": stamp if proc.start_ms == ts else iso_ms(proc.start_ms),
         "working_directory": proc.working_directory,
     }
     if proc.hashes:
@@ -88,25 +127,37 @@ def process_event(ctx: HostCtx, ts: int, proc: Proc, uid: str, action: str = "ex
     if proc.parent is not None:
         p["parent"] = proc.parent.parent_block()
     if action == "end":
-        p["end"] = iso_ms(ts)
+        p["end"] = stamp
         p["exit_code"] = 0
     return {
-        "@timestamp": iso_ms(ts),
+        "@timestamp": stamp,
         "agent": ctx.endpoint_agent,
         "data_stream": DS[PROC],
         "ecs": ECS,
-        "event": {
-            "action": action,
-            "category": _PROC_CAT,
-            "dataset": "endpoint.events.process",
-            "kind": "event",
-            "module": "endpoint",
-            "type": _T_END if action == "end" else _T_START,
-        },
+        "event": _EV_PROC[action],
         "host": ctx.host_block,
         "message": "Endpoint process event",
         "process": p,
         "user": {"id": uid, "name": proc.user},
+    }
+
+
+def process_end_event(ctx: HostCtx, ts: int, exec_doc: dict[str, Any]) -> dict[str, Any]:
+    """The end event of a process, from its exec event (same process block plus end and exit code)."""
+    stamp = iso_ms(ts)
+    p = dict(exec_doc["process"])
+    p["end"] = stamp
+    p["exit_code"] = 0
+    return {
+        "@timestamp": stamp,
+        "agent": ctx.endpoint_agent,
+        "data_stream": DS[PROC],
+        "ecs": ECS,
+        "event": _EV_PROC["end"],
+        "host": ctx.host_block,
+        "message": "Endpoint process event",
+        "process": p,
+        "user": exec_doc["user"],
     }
 
 
@@ -115,8 +166,17 @@ def _proc_ref(proc: Proc) -> dict[str, Any]:
 
 
 def network_event(
-    ctx: HostCtx, ts: int, proc: Proc, uid: str, src: str, sport: int, dst: str, dport: int,
-    transport: str, egress: bool, community: str | None = None,
+    ctx: HostCtx,
+    ts: int,
+    proc: Proc,
+    uid: str,
+    src: str,
+    sport: int,
+    dst: str,
+    dport: int,
+    transport: str,
+    egress: bool,
+    community: str | None = None,
 ) -> dict[str, Any]:
     """An Elastic Defend network event, from the point of view of the host that owns `proc`."""
     net: dict[str, Any] = {
@@ -132,14 +192,7 @@ def network_event(
         "data_stream": DS[NET],
         "destination": {"address": dst, "ip": dst, "port": dport},
         "ecs": ECS,
-        "event": {
-            "action": "connection_attempted" if egress else "connection_accepted",
-            "category": _NET_CAT,
-            "dataset": "endpoint.events.network",
-            "kind": "event",
-            "module": "endpoint",
-            "type": _T_START,
-        },
+        "event": _EV_NET[egress],
         "host": ctx.host_block,
         "message": "Endpoint network event",
         "network": net,
@@ -150,8 +203,14 @@ def network_event(
 
 
 def file_event(
-    ctx: HostCtx, ts: int, proc: Proc, uid: str, path: str, action: str,
-    size: int | None = None, hashes: dict[str, str] | None = None,
+    ctx: HostCtx,
+    ts: int,
+    proc: Proc,
+    uid: str,
+    path: str,
+    action: str,
+    size: int | None = None,
+    hashes: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     directory, _, name = path.rpartition("/")
     f: dict[str, Any] = {"directory": directory or "/", "name": name, "path": path}
@@ -166,14 +225,7 @@ def file_event(
         "agent": ctx.endpoint_agent,
         "data_stream": DS[FILE],
         "ecs": ECS,
-        "event": {
-            "action": action,
-            "category": _FILE_CAT,
-            "dataset": "endpoint.events.file",
-            "kind": "event",
-            "module": "endpoint",
-            "type": _FILE_TYPE[action],
-        },
+        "event": _EV_FILE[action],
         "file": f,
         "host": ctx.host_block,
         "message": "Endpoint file event",
@@ -186,7 +238,14 @@ def file_event(
 
 
 def ssh_auth_event(
-    ctx: HostCtx, ts: int, sshd_pid: int, user: str, src: str, sport: int, method: str, outcome: str,
+    ctx: HostCtx,
+    ts: int,
+    sshd_pid: int,
+    user: str,
+    src: str,
+    sport: int,
+    method: str,
+    outcome: str,
     invalid_user: bool = False,
 ) -> dict[str, Any]:
     if outcome == "success":
@@ -221,7 +280,9 @@ def ssh_auth_event(
     }
 
 
-def sudo_event(ctx: HostCtx, ts: int, sudo_pid: int, user: str, command: str, tty: str = "pts/0") -> dict[str, Any]:
+def sudo_event(
+    ctx: HostCtx, ts: int, sudo_pid: int, user: str, command: str, tty: str = "pts/0"
+) -> dict[str, Any]:
     pwd = "/root" if user == "root" else f"/home/{user}"
     return {
         "@timestamp": iso_ms(ts),
@@ -251,9 +312,24 @@ def sudo_event(ctx: HostCtx, ts: int, sudo_pid: int, user: str, command: str, tt
 
 
 def zeek_conn(
-    sensor: HostCtx, ts: int, uid: str, src: str, sport: int, dst: str, dport: int, transport: str,
-    service: str | None, duration_ms: int, obytes: int, rbytes: int, state: str, history: str,
-    direction: str, community: str, local_orig: bool, local_resp: bool,
+    sensor: HostCtx,
+    ts: int,
+    uid: str,
+    src: str,
+    sport: int,
+    dst: str,
+    dport: int,
+    transport: str,
+    service: str | None,
+    duration_ms: int,
+    obytes: int,
+    rbytes: int,
+    state: str,
+    history: str,
+    direction: str,
+    community: str,
+    local_orig: bool,
+    local_resp: bool,
 ) -> dict[str, Any]:
     opk = 1 + obytes // 1200
     rpk = (1 + rbytes // 1200) if rbytes else 0
@@ -310,12 +386,27 @@ def _split_domain(name: str) -> tuple[str, str, str]:
 
 
 def zeek_dns(
-    sensor: HostCtx, ts: int, uid: str, src: str, sport: int, dst: str, query: str, qtype: str,
-    answers: list[str], rcode: str, trans_id: int, ttl: int = 300,
+    sensor: HostCtx,
+    ts: int,
+    uid: str,
+    src: str,
+    sport: int,
+    dst: str,
+    query: str,
+    qtype: str,
+    answers: list[str],
+    rcode: str,
+    trans_id: int,
+    ttl: int = 300,
 ) -> dict[str, Any]:
     reg, tld, sub = _split_domain(query)
-    question: dict[str, Any] = {"class": "IN", "name": query, "registered_domain": reg,
-                                "top_level_domain": tld, "type": qtype}
+    question: dict[str, Any] = {
+        "class": "IN",
+        "name": query,
+        "registered_domain": reg,
+        "top_level_domain": tld,
+        "type": qtype,
+    }
     if sub:
         question["subdomain"] = sub
     dns: dict[str, Any] = {
@@ -326,8 +417,14 @@ def zeek_dns(
         "type": "answer",
     }
     if answers:
-        atype = "CNAME" if qtype == "CNAME" else ("TXT" if qtype == "TXT" else ("AAAA" if qtype == "AAAA" else "A"))
-        dns["answers"] = [{"class": "IN", "data": a, "name": query, "ttl": ttl, "type": atype} for a in answers]
+        atype = (
+            "CNAME"
+            if qtype == "CNAME"
+            else ("TXT" if qtype == "TXT" else ("AAAA" if qtype == "AAAA" else "A"))
+        )
+        dns["answers"] = [
+            {"class": "IN", "data": a, "name": query, "ttl": ttl, "type": atype} for a in answers
+        ]
         ips = [a for a in answers if a[:1].isdigit() or ":" in a]
         if ips:
             dns["resolved_ip"] = ips
@@ -353,14 +450,18 @@ def zeek_dns(
         "source": {"ip": src, "port": sport},
         "zeek": {
             "dns": {
-                "AA": False, "RA": True, "RD": True, "TC": False,
+                "AA": False,
+                "RA": True,
+                "RD": True,
+                "TC": False,
                 "answers": answers,
-                "qclass": 1, "qclass_name": "C_INTERNET",
+                "qclass": 1,
+                "qclass_name": "C_INTERNET",
                 "qtype_name": qtype,
                 "query": query,
                 "rcode_name": rcode,
                 "rejected": False,
-                "trans_id": trans_id,
+                "trans_id": str(trans_id),
             },
             "session_id": uid,
         },
@@ -368,8 +469,21 @@ def zeek_dns(
 
 
 def zeek_http(
-    sensor: HostCtx, ts: int, uid: str, src: str, sport: int, dst: str, dport: int, method: str, host: str,
-    uri: str, status: int, user_agent: str, req_len: int, resp_len: int, mime: str | None = None,
+    sensor: HostCtx,
+    ts: int,
+    uid: str,
+    src: str,
+    sport: int,
+    dst: str,
+    dport: int,
+    method: str,
+    host: str,
+    uri: str,
+    status: int,
+    user_agent: str,
+    req_len: int,
+    resp_len: int,
+    mime: str | None = None,
 ) -> dict[str, Any]:
     path, _, query = uri.partition("?")
     url: dict[str, Any] = {"domain": host, "original": uri, "path": path, "port": dport}
@@ -411,14 +525,37 @@ def zeek_http(
     return doc
 
 
-_STATUS_MSG = {200: "OK", 201: "Created", 204: "No Content", 301: "Moved Permanently", 302: "Found",
-               304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-               405: "Method Not Allowed", 500: "Internal Server Error", 502: "Bad Gateway"}
+_STATUS_MSG = {
+    200: "OK",
+    201: "Created",
+    204: "No Content",
+    301: "Moved Permanently",
+    302: "Found",
+    304: "Not Modified",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+}
 
 
 def zeek_ssl(
-    sensor: HostCtx, ts: int, uid: str, src: str, sport: int, dst: str, dport: int, sni: str,
-    ja3: str, ja3s: str, version: str = "1.3", subject: str | None = None, issuer: str | None = None,
+    sensor: HostCtx,
+    ts: int,
+    uid: str,
+    src: str,
+    sport: int,
+    dst: str,
+    dport: int,
+    sni: str,
+    ja3: str,
+    ja3s: str,
+    version: str = "1.3",
+    subject: str | None = None,
+    issuer: str | None = None,
     established: bool = True,
 ) -> dict[str, Any]:
     tls: dict[str, Any] = {
@@ -454,8 +591,15 @@ def zeek_ssl(
         "related": {"ip": [src, dst]},
         "source": {"ip": src, "port": sport},
         "tls": tls,
-        "zeek": {"session_id": uid, "ssl": {"established": established, "resumed": False,
-                                            "server": {"name": sni}, "version": f"TLSv{version.replace('.', '')}"}},
+        "zeek": {
+            "session_id": uid,
+            "ssl": {
+                "established": established,
+                "resumed": False,
+                "server": {"name": sni},
+                "version": f"TLSv{version.replace('.', '')}",
+            },
+        },
     }
 
 
@@ -463,17 +607,34 @@ def zeek_ssl(
 
 
 def suricata_alert(
-    sensor: HostCtx, ts: int, flow_id: int, src: str, sport: int, dst: str, dport: int, transport: str,
-    community: str, sid: int, signature: str, category: str, severity: int, action: str = "allowed",
+    sensor: HostCtx,
+    ts: int,
+    flow_id: int,
+    src: str,
+    sport: int,
+    dst: str,
+    dport: int,
+    transport: str,
+    community: str,
+    sid: int,
+    signature: str,
+    category: str,
+    severity: int,
+    action: str = "allowed",
     app_proto: str | None = None,
 ) -> dict[str, Any]:
     eve: dict[str, Any] = {
         "alert": {
-            "action": action, "category": category, "gid": 1, "rev": 3, "severity": severity,
-            "signature": signature, "signature_id": sid,
+            "action": action,
+            "category": category,
+            "gid": 1,
+            "rev": 3,
+            "severity": severity,
+            "signature": signature,
+            "signature_id": sid,
         },
         "event_type": "alert",
-        "flow_id": flow_id,
+        "flow_id": str(flow_id),
         "in_iface": "ens5",
     }
     if app_proto:
@@ -507,14 +668,30 @@ def suricata_alert(
 
 
 def ti_indicator(
-    feed: str, ts: int, collector: HostCtx, itype: str, value: str, confidence: str, description: str,
-    first_seen: int, tags: list[str], indicator_id: str,
+    feed: str,
+    ts: int,
+    collector: HostCtx,
+    itype: str,
+    value: str,
+    confidence: str,
+    description: str,
+    first_seen: int,
+    tags: list[str],
+    indicator_id: str,
 ) -> tuple[str, dict[str, Any]]:
     stream = TI_STREAMS[feed]
-    feed_name = {"abusech.url": "AbuseCH URL", "abusech.malware": "AbuseCH Malware", "otx": "AlienVault OTX",
-                 "misp": "MISP"}[feed]
-    provider = {"abusech.url": "URLhaus", "abusech.malware": "MalwareBazaar", "otx": "AlienVault OTX",
-                "misp": "misp"}[feed]
+    feed_name = {
+        "abusech.url": "AbuseCH URL",
+        "abusech.malware": "AbuseCH Malware",
+        "otx": "AlienVault OTX",
+        "misp": "MISP",
+    }[feed]
+    provider = {
+        "abusech.url": "URLhaus",
+        "abusech.malware": "MalwareBazaar",
+        "otx": "AlienVault OTX",
+        "misp": "misp",
+    }[feed]
     ind: dict[str, Any] = {
         "confidence": confidence,
         "first_seen": iso_ms(first_seen),

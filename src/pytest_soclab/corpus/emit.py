@@ -37,12 +37,17 @@ class ConnResult:
 
 
 class Emitter:
-    def __init__(self, world: World, rng: random.Random, pid_base: int = 12_000):
+    """Each emitter allocates pids from its own range (attack sessions from 8,000, attack processes with
+    fixed pids in 20,000-60,000, background from 100,000, benign behaviours from 1,500,000; pid_max is
+    4,194,304), so that two live processes of a host never share a pid."""
+
+    def __init__(self, world: World, rng: random.Random, pid_base: int = 100_000):
         self.w = world
         self.rng = rng
         self.out: list[Event] = []
-        self.next_pid: dict[str, int] = {h: pid_base + ids.stable_int(world.recipe.id, "pidbase", h, mod=5000)
-                                         for h in world.hosts}
+        self.next_pid: dict[str, int] = {
+            h: pid_base + ids.stable_int(world.recipe.id, "pidbase", h, mod=5000) for h in world.hosts
+        }
 
     # ------------------------------------------------------------ processes
 
@@ -59,9 +64,18 @@ class Emitter:
         return pid
 
     def process(
-        self, host: HostCtx, ts: int, executable: str, args: list[str], user: str, parent: Proc | None,
-        pid: int | None = None, working_directory: str = "/", hashes: dict[str, str] | None = None,
-        lifetime_ms: int | None = 1500, name: str | None = None,
+        self,
+        host: HostCtx,
+        ts: int,
+        executable: str,
+        args: list[str],
+        user: str,
+        parent: Proc | None,
+        pid: int | None = None,
+        working_directory: str = "/",
+        hashes: dict[str, str] | None = None,
+        lifetime_ms: int | None = 1500,
+        name: str | None = None,
     ) -> tuple[Proc, Event | None]:
         """A process starts (and, with a lifetime, ends). Returns it and its exec event."""
         if pid is None:
@@ -82,20 +96,31 @@ class Emitter:
         ev: Event | None = None
         if host.has_endpoint:
             uid = self.w.uid_of(user)
-            ev = (ts, docs.PROC, docs.process_event(host, ts, proc, uid, "exec"))
+            doc = docs.process_event(host, ts, proc, uid, "exec")
+            ev = (ts, docs.PROC, doc)
             self.out.append(ev)
             if lifetime_ms is not None:
                 end = ts + lifetime_ms
-                self.out.append((end, docs.PROC, docs.process_event(host, end, proc, uid, "end")))
+                self.out.append((end, docs.PROC, docs.process_end_event(host, end, doc)))
         return proc, ev
 
     def file(
-        self, host: HostCtx, ts: int, proc: Proc, path: str, action: str, size: int | None = None,
+        self,
+        host: HostCtx,
+        ts: int,
+        proc: Proc,
+        path: str,
+        action: str,
+        size: int | None = None,
         hashes: dict[str, str] | None = None,
     ) -> Event | None:
         if not host.has_endpoint:
             return None
-        ev = (ts, docs.FILE, docs.file_event(host, ts, proc, self.w.uid_of(proc.user), path, action, size, hashes))
+        ev = (
+            ts,
+            docs.FILE,
+            docs.file_event(host, ts, proc, self.w.uid_of(proc.user), path, action, size, hashes),
+        )
         self.out.append(ev)
         return ev
 
@@ -105,12 +130,25 @@ class Emitter:
         return 32768 + int(self.rng.random() * 28000)
 
     def connection(
-        self, ts: int, src_ip: str, dst_ip: str, dport: int, *, transport: str = "tcp",
-        src_host: HostCtx | None = None, dst_host: HostCtx | None = None,
-        src_proc: Proc | None = None, dst_proc: Proc | None = None,
-        service: str | None = None, duration_ms: int = 800, obytes: int = 600, rbytes: int = 1500,
-        state: str = "SF", sport: int | None = None,
-        http: dict[str, Any] | None = None, tls: dict[str, Any] | None = None,
+        self,
+        ts: int,
+        src_ip: str,
+        dst_ip: str,
+        dport: int,
+        *,
+        transport: str = "tcp",
+        src_host: HostCtx | None = None,
+        dst_host: HostCtx | None = None,
+        src_proc: Proc | None = None,
+        dst_proc: Proc | None = None,
+        service: str | None = None,
+        duration_ms: int = 800,
+        obytes: int = 600,
+        rbytes: int = 1500,
+        state: str = "SF",
+        sport: int | None = None,
+        http: dict[str, Any] | None = None,
+        tls: dict[str, Any] | None = None,
         suricata: dict[str, Any] | None = None,
     ) -> ConnResult:
         w = self.w
@@ -120,15 +158,48 @@ class Emitter:
         res = ConnResult(sport=sport, community=community)
         out = self.out
         if src_host is not None and src_proc is not None and src_host.has_endpoint:
-            res.endpoint_src = (ts, docs.NET, docs.network_event(
-                src_host, ts, src_proc, w.uid_of(src_proc.user), src_ip, sport, dst_ip, dport, transport, True,
-                community))
+            res.endpoint_src = (
+                ts,
+                docs.NET,
+                docs.network_event(
+                    src_host,
+                    ts,
+                    src_proc,
+                    w.uid_of(src_proc.user),
+                    src_ip,
+                    sport,
+                    dst_ip,
+                    dport,
+                    transport,
+                    True,
+                    community,
+                ),
+            )
             out.append(res.endpoint_src)
-        if dst_host is not None and dst_proc is not None and dst_host.has_endpoint and state in ("SF", "S1", "RSTO"):
+        if (
+            dst_host is not None
+            and dst_proc is not None
+            and dst_host.has_endpoint
+            and state in ("SF", "S1", "RSTO")
+        ):
             t2 = ts + 1
-            res.endpoint_dst = (t2, docs.NET, docs.network_event(
-                dst_host, t2, dst_proc, w.uid_of(dst_proc.user), src_ip, sport, dst_ip, dport, transport, False,
-                community))
+            res.endpoint_dst = (
+                t2,
+                docs.NET,
+                docs.network_event(
+                    dst_host,
+                    t2,
+                    dst_proc,
+                    w.uid_of(dst_proc.user),
+                    src_ip,
+                    sport,
+                    dst_ip,
+                    dport,
+                    transport,
+                    False,
+                    community,
+                ),
+            )
             out.append(res.endpoint_dst)
         sees, direction, zo, zr = w.path(src_ip, dst_ip)
         sensor = w.zeek
@@ -142,37 +213,113 @@ class Emitter:
                 history, obytes, rbytes, duration_ms = "S", 0, 0, 0
             else:
                 history = "ShADadR"
-            res.zeek = (ts, docs.ZEEK_CONN, docs.zeek_conn(
-                sensor, ts, uid, src_ip, sport, dst_ip, dport, transport, service if state == "SF" else None,
-                duration_ms, obytes, rbytes, state, history, direction, community, zo, zr))
+            res.zeek = (
+                ts,
+                docs.ZEEK_CONN,
+                docs.zeek_conn(
+                    sensor,
+                    ts,
+                    uid,
+                    src_ip,
+                    sport,
+                    dst_ip,
+                    dport,
+                    transport,
+                    service if state == "SF" else None,
+                    duration_ms,
+                    obytes,
+                    rbytes,
+                    state,
+                    history,
+                    direction,
+                    community,
+                    zo,
+                    zr,
+                ),
+            )
             out.append(res.zeek)
             if http is not None and state == "SF":
                 t = ts + 30
-                res.http = (t, docs.ZEEK_HTTP, docs.zeek_http(
-                    sensor, t, uid, src_ip, sport, dst_ip, dport, http.get("method", "GET"),
-                    http.get("host", dst_ip), http.get("uri", "/"), int(http.get("status", 200)),
-                    http.get("user_agent", ""), int(http.get("request_body_len", 0)),
-                    int(http.get("response_body_len", rbytes)), http.get("mime")))
+                res.http = (
+                    t,
+                    docs.ZEEK_HTTP,
+                    docs.zeek_http(
+                        sensor,
+                        t,
+                        uid,
+                        src_ip,
+                        sport,
+                        dst_ip,
+                        dport,
+                        http.get("method", "GET"),
+                        http.get("host", dst_ip),
+                        http.get("uri", "/"),
+                        int(http.get("status", 200)),
+                        http.get("user_agent", ""),
+                        int(http.get("request_body_len", 0)),
+                        int(http.get("response_body_len", rbytes)),
+                        http.get("mime"),
+                    ),
+                )
                 out.append(res.http)
             if tls is not None and state == "SF":
                 t = ts + 25
-                res.ssl = (t, docs.ZEEK_SSL, docs.zeek_ssl(
-                    sensor, t, uid, src_ip, sport, dst_ip, dport, tls.get("sni", ""),
-                    tls.get("ja3", _JA3_DEFAULT), tls.get("ja3s", _JA3S_DEFAULT), tls.get("version", "1.3"),
-                    tls.get("subject"), tls.get("issuer")))
+                res.ssl = (
+                    t,
+                    docs.ZEEK_SSL,
+                    docs.zeek_ssl(
+                        sensor,
+                        t,
+                        uid,
+                        src_ip,
+                        sport,
+                        dst_ip,
+                        dport,
+                        tls.get("sni", ""),
+                        tls.get("ja3", _JA3_DEFAULT),
+                        tls.get("ja3s", _JA3S_DEFAULT),
+                        tls.get("version", "1.3"),
+                        tls.get("subject"),
+                        tls.get("issuer"),
+                    ),
+                )
                 out.append(res.ssl)
         if suricata is not None and w.suricata is not None and sees:
             t = ts + 60
-            res.suricata = (t, docs.SURICATA, docs.suricata_alert(
-                w.suricata, t, self.rng.getrandbits(50), src_ip, sport, dst_ip, dport, transport, community,
-                suricata["sid"], suricata["signature"], suricata.get("category", "Potentially Bad Traffic"),
-                int(suricata.get("severity", 2)), suricata.get("action", "allowed"), service))
+            res.suricata = (
+                t,
+                docs.SURICATA,
+                docs.suricata_alert(
+                    w.suricata,
+                    t,
+                    self.rng.getrandbits(50),
+                    src_ip,
+                    sport,
+                    dst_ip,
+                    dport,
+                    transport,
+                    community,
+                    suricata["sid"],
+                    suricata["signature"],
+                    suricata.get("category", "Potentially Bad Traffic"),
+                    int(suricata.get("severity", 2)),
+                    suricata.get("action", "allowed"),
+                    service,
+                ),
+            )
             out.append(res.suricata)
         return res
 
     def dns(
-        self, ts: int, src_ip: str, query: str, qtype: str = "A", answers: list[str] | None = None,
-        rcode: str = "NOERROR", src_host: HostCtx | None = None, src_proc: Proc | None = None,
+        self,
+        ts: int,
+        src_ip: str,
+        query: str,
+        qtype: str = "A",
+        answers: list[str] | None = None,
+        rcode: str = "NOERROR",
+        src_host: HostCtx | None = None,
+        src_proc: Proc | None = None,
     ) -> Event | None:
         w = self.w
         resolver = w.resolver_ip
@@ -181,55 +328,145 @@ class Emitter:
         sport = self.ephemeral_port()
         if src_host is not None and src_proc is not None and src_host.has_endpoint:
             community = ids.community_id(src_ip, sport, resolver, 53, "udp")
-            self.out.append((ts, docs.NET, docs.network_event(
-                src_host, ts, src_proc, w.uid_of(src_proc.user), src_ip, sport, resolver, 53, "udp", True,
-                community)))
+            self.out.append(
+                (
+                    ts,
+                    docs.NET,
+                    docs.network_event(
+                        src_host,
+                        ts,
+                        src_proc,
+                        w.uid_of(src_proc.user),
+                        src_ip,
+                        sport,
+                        resolver,
+                        53,
+                        "udp",
+                        True,
+                        community,
+                    ),
+                )
+            )
         if w.zeek is None or not w.zeek_sees(src_ip, resolver):
             return None
-        ev = (ts, docs.ZEEK_DNS, docs.zeek_dns(
-            w.zeek, ts, ids.zeek_uid(self.rng), src_ip, sport, resolver, query, qtype, answers or [], rcode,
-            self.rng.getrandbits(16)))
+        ev = (
+            ts,
+            docs.ZEEK_DNS,
+            docs.zeek_dns(
+                w.zeek,
+                ts,
+                ids.zeek_uid(self.rng),
+                src_ip,
+                sport,
+                resolver,
+                query,
+                qtype,
+                answers or [],
+                rcode,
+                self.rng.getrandbits(16),
+            ),
+        )
         self.out.append(ev)
         return ev
 
     # ------------------------------------------------------------ logins
 
     def ssh_session(
-        self, host: HostCtx, ts: int, user: str, src_ip: str, method: str = "publickey",
-        src_host: HostCtx | None = None, src_proc: Proc | None = None, interactive: bool = True,
+        self,
+        host: HostCtx,
+        ts: int,
+        user: str,
+        src_ip: str,
+        method: str = "publickey",
+        src_host: HostCtx | None = None,
+        src_proc: Proc | None = None,
+        interactive: bool = True,
         duration_ms: int = 600_000,
     ) -> tuple[Proc, Event, ConnResult]:
         """A successful ssh login: zeek sees the connection, sshd logs it, a session and a shell start."""
         sshd = host.daemons["sshd"]
         conn = self.connection(
-            ts - 400, src_ip, host.ip, 22, src_host=src_host, dst_host=host, src_proc=src_proc, dst_proc=sshd,
-            service="ssh", duration_ms=duration_ms, obytes=4200 + int(self.rng.random() * 40000),
+            ts - 400,
+            src_ip,
+            host.ip,
+            22,
+            src_host=src_host,
+            dst_host=host,
+            src_proc=src_proc,
+            dst_proc=sshd,
+            service="ssh",
+            duration_ms=duration_ms,
+            obytes=4200 + int(self.rng.random() * 40000),
             rbytes=5200 + int(self.rng.random() * 90000),
         )
-        priv, _ = self.process(host, ts - 150, "/usr/sbin/sshd", [f"sshd: {user} [priv]"], "root", sshd,
-                               lifetime_ms=duration_ms)
-        auth = (ts, docs.AUTH, docs.ssh_auth_event(host, ts, priv.pid, user, src_ip, conn.sport, method, "success"))
+        priv, _ = self.process(
+            host, ts - 150, "/usr/sbin/sshd", [f"sshd: {user} [priv]"], "root", sshd, lifetime_ms=duration_ms
+        )
+        auth = (
+            ts,
+            docs.AUTH,
+            docs.ssh_auth_event(host, ts, priv.pid, user, src_ip, conn.sport, method, "success"),
+        )
         self.out.append(auth)
-        sess, _ = self.process(host, ts + 40, "/usr/sbin/sshd", [f"sshd: {user}@pts/{self.rng.randrange(0, 4)}"],
-                               user, priv, lifetime_ms=duration_ms - 200)
+        sess, _ = self.process(
+            host,
+            ts + 40,
+            "/usr/sbin/sshd",
+            [f"sshd: {user}@pts/{self.rng.randrange(0, 4)}"],
+            user,
+            priv,
+            lifetime_ms=duration_ms - 200,
+        )
         home = "/root" if user == "root" else f"/home/{user}"
         if interactive:
-            shell, _ = self.process(host, ts + 90, "/usr/bin/bash", ["-bash"], user, sess,
-                                    working_directory=home, lifetime_ms=duration_ms - 400, name="bash")
+            shell, _ = self.process(
+                host,
+                ts + 90,
+                "/usr/bin/bash",
+                ["-bash"],
+                user,
+                sess,
+                working_directory=home,
+                lifetime_ms=duration_ms - 400,
+                name="bash",
+            )
         else:
             shell = sess
         return shell, auth, conn
 
-    def ssh_failures(self, host: HostCtx, ts: int, user: str, src_ip: str, count: int, interval_ms: int,
-                     method: str = "password", invalid: bool = False) -> list[Event]:
+    def ssh_failures(
+        self,
+        host: HostCtx,
+        ts: int,
+        user: str,
+        src_ip: str,
+        count: int,
+        interval_ms: int,
+        method: str = "password",
+        invalid: bool = False,
+    ) -> list[Event]:
         sshd = host.daemons["sshd"]
         evs = []
         for i in range(count):
             t = ts + i * interval_ms + int(self.rng.random() * interval_ms * 0.3)
-            res = self.connection(t - 300, src_ip, host.ip, 22, service="ssh", duration_ms=2500, obytes=1600,
-                                  rbytes=2100, state="RSTO")
-            ev = (t, docs.AUTH, docs.ssh_auth_event(host, t, sshd.pid + 1 + i, user, src_ip, res.sport, method,
-                                                    "failure", invalid))
+            res = self.connection(
+                t - 300,
+                src_ip,
+                host.ip,
+                22,
+                service="ssh",
+                duration_ms=2500,
+                obytes=1600,
+                rbytes=2100,
+                state="RSTO",
+            )
+            ev = (
+                t,
+                docs.AUTH,
+                docs.ssh_auth_event(
+                    host, t, sshd.pid + 1 + i, user, src_ip, res.sport, method, "failure", invalid
+                ),
+            )
             self.out.append(ev)
             evs.append(ev)
         return evs
@@ -239,8 +476,15 @@ class Emitter:
         sudo_proc, _ = self.process(host, ts, "/usr/bin/sudo", ["sudo", *argv], user, shell, lifetime_ms=4000)
         ev = (ts + 5, docs.AUTH, docs.sudo_event(host, ts + 5, sudo_proc.pid, user, command))
         self.out.append(ev)
-        child, _ = self.process(host, ts + 20, argv[0] if argv[0].startswith("/") else f"/usr/bin/{argv[0]}",
-                                argv, "root", sudo_proc, lifetime_ms=3000)
+        child, _ = self.process(
+            host,
+            ts + 20,
+            argv[0] if argv[0].startswith("/") else f"/usr/bin/{argv[0]}",
+            argv,
+            "root",
+            sudo_proc,
+            lifetime_ms=3000,
+        )
         return child, ev
 
 

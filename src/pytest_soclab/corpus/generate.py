@@ -26,12 +26,15 @@ from pytest_soclab.corpus.world import World
 
 Progress = Callable[[int, int], None]  # (documents so far, expected total)
 Doc = tuple[str, str, dict[str, Any]]
+Stamped = tuple[int, str, str, dict[str, Any]]  # (ms, data stream, doc id, doc)
 HOUR = 3_600_000
 
 _first = itemgetter(0)
 
 
-def _special_events(world: World, seed: int, clients: list[str]) -> list[tuple[int, str, str, dict[str, Any]]]:
+def _special_events(
+    world: World, seed: int, clients: list[str]
+) -> list[tuple[int, str, str, dict[str, Any]]]:
     """Attack chain + benign behaviours + their alerts + threat intel, with ids, sorted by time."""
     rid = world.recipe.id
     chain = compile_chain(world)
@@ -58,8 +61,10 @@ def _special_events(world: World, seed: int, clients: list[str]) -> list[tuple[i
 
 def _threat_intel(world: World, clients: list[str]) -> list[tuple[int, str, str, dict[str, Any]]]:
     rec = world.recipe
-    collector = next((h for h in world.hosts.values() if h.spec.role in ("monitoring", "siem")),
-                     next(iter(world.hosts.values())))
+    collector = next(
+        (h for h in world.hosts.values() if h.spec.role in ("monitoring", "siem")),
+        next(iter(world.hosts.values())),
+    )
     rng = ids.rng_for(rec.id, "ti")
     span = world.end_ms - world.start_ms
     out = []
@@ -67,8 +72,18 @@ def _threat_intel(world: World, clients: list[str]) -> list[tuple[int, str, str,
         first_seen = to_ms(ind.first_seen) if ind.first_seen else world.start_ms - 86_400_000 * (2 + n % 9)
         ts = world.start_ms + int(rng.random() * span * 0.2)
         iid = ids.hex_from(rec.id, "ind", ind.value, n=24)
-        stream, doc = docs.ti_indicator(ind.feed, ts, collector, ind.type, ind.value, ind.confidence,
-                                        ind.description, first_seen, list(ind.tags), iid)
+        stream, doc = docs.ti_indicator(
+            ind.feed,
+            ts,
+            collector,
+            ind.type,
+            ind.value,
+            ind.confidence,
+            ind.description,
+            first_seen,
+            list(ind.tags),
+            iid,
+        )
         out.append((ts, stream, ids.doc_id_from(rec.id, "ti", ind.value), doc))
     used = set(clients) | set(world.ip_host) | set(world.external_by_ip) | set(rec.attack.actor_ips)
     families = ("Mirai", "Gafgyt", "XorDDoS", "Kinsing", "TeamTNT", "RedTail", "Sliver", "CobaltStrike")
@@ -82,16 +97,29 @@ def _threat_intel(world: World, clients: list[str]) -> list[tuple[int, str, str,
                     used.add(value)
                     break
         elif kind == "domain-name":
-            value = f"{ids.hex_from(rec.id, 'noise-dom', n, n=10)}.{('top', 'xyz', 'ru', 'cn', 'info')[n % 5]}"
+            value = (
+                f"{ids.hex_from(rec.id, 'noise-dom', n, n=10)}.{('top', 'xyz', 'ru', 'cn', 'info')[n % 5]}"
+            )
         elif kind == "url":
             value = f"http://{ids.hex_from(rec.id, 'noise-url', n, n=8)}.{('top', 'xyz', 'click')[n % 3]}/bins/{fam.lower()}.x86"
         else:
             value = ids.hex_from(rec.id, "noise-hash", n, n=64)
-        feed = {"ipv4-addr": "otx", "domain-name": "otx", "url": "abusech.url", "file": "abusech.malware"}[kind]
+        feed = {"ipv4-addr": "otx", "domain-name": "otx", "url": "abusech.url", "file": "abusech.malware"}[
+            kind
+        ]
         ts = world.start_ms + int(rng.random() * span)
-        stream, doc = docs.ti_indicator(feed, ts, collector, kind, value, ("Medium", "High", "Low")[n % 3],
-                                        f"{fam} infrastructure", ts - 86_400_000 * (1 + n % 30), [fam.lower()],
-                                        ids.hex_from(rec.id, "noise-ind", n, n=24))
+        stream, doc = docs.ti_indicator(
+            feed,
+            ts,
+            collector,
+            kind,
+            value,
+            ("Medium", "High", "Low")[n % 3],
+            f"{fam} infrastructure",
+            ts - 86_400_000 * (1 + n % 30),
+            [fam.lower()],
+            ids.hex_from(rec.id, "noise-ind", n, n=24),
+        )
         out.append((ts, stream, ids.doc_id_from(rec.id, "ti-noise", n), doc))
     return out
 
@@ -116,45 +144,67 @@ def generate(
     special = _special_events(world, seed, background.clients)
     start, end = world.start_ms, world.end_ms
     expected = expected_background(recipe, scale) + len(special)
-    si, ns = 0, len(special)
+    si = 0
     done = 0
     hour0 = start - start % HOUR
     # Events of an hour's activities that fall later (a process ending, a reply) wait for their bucket.
-    carry: list[tuple[int, str, str, dict[str, Any]]] = []
+    carry: list[Stamped] = []
     for bucket, hour_start in enumerate(range(hour0, end, HOUR)):
-        hour_end = hour_start + HOUR
         rng = ids.rng_for(recipe.id, "bg", seed, bucket)
         bg_emitter.out = []
         # The documents are acyclic: the cyclic collector scanning them while a bucket is built costs
-        # ~40 % of the time and frees nothing. Paused per bucket only, never across the yield.
+        # half the time and frees nothing. Paused while a bucket is built, never across the yield.
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
             background.hour(hour_start, scale, rng)
+            batch, carry, si = _merge_bucket(bg_emitter.out, rng, hour_start, start, end, carry, special, si)
+            if gc_was_on:
+                # Keep the collector from rescanning this hour's documents at every young collection
+                # while they are handed out: park them (and whatever else is alive) in the permanent
+                # generation until the next bucket, then give them back to the oldest generation.
+                gc.freeze()
         finally:
             if gc_was_on:
                 gc.enable()
-        batch: list[tuple[int, str, str, dict[str, Any]]] = []
-        append = batch.append
-        later: list[tuple[int, str, str, dict[str, Any]]] = []
-        for ev in carry:
-            (append if ev[0] < hour_end else later.append)(ev)
-        next_id = ids.DocIds(rng).next
-        for ts, stream, doc in bg_emitter.out:
-            if start <= ts < end:
-                if ts < hour_end:
-                    append((ts, stream, next_id(), doc))
-                else:
-                    later.append((ts, stream, next_id(), doc))
-        carry = later
-        while si < ns and special[si][0] < hour_end:
-            ev = special[si]
-            if start <= ev[0] < end:
-                append(ev)
-            si += 1
-        batch.sort(key=_first)
-        for _ts, stream, did, doc in batch:
-            yield stream, did, doc
+        try:
+            for _ts, stream, did, doc in batch:
+                yield stream, did, doc
+        finally:
+            if gc_was_on:
+                gc.unfreeze()
         done += len(batch)
         if progress is not None:
             progress(done, max(expected, done))
+
+
+def _merge_bucket(
+    background: list[Event],
+    rng: Any,
+    hour_start: int,
+    start: int,
+    end: int,
+    carry: list[Stamped],
+    special: list[Stamped],
+    si: int,
+) -> tuple[list[Stamped], list[Stamped], int]:
+    """One hour: its background (ids assigned), the carried-over and the special events, sorted by time.
+    Returns (sorted batch, events for later hours, index of the next special event)."""
+    hour_end = hour_start + HOUR
+    batch: list[Stamped] = []
+    append = batch.append
+    later: list[Stamped] = []
+    for ev in carry:
+        (append if ev[0] < hour_end else later.append)(ev)
+    next_id = ids.DocIds(rng).next
+    for ts, stream, doc in background:
+        if start <= ts < end:
+            (append if ts < hour_end else later.append)((ts, stream, next_id(), doc))
+    ns = len(special)
+    while si < ns and special[si][0] < hour_end:
+        ev = special[si]
+        if start <= ev[0] < end:
+            append(ev)
+        si += 1
+    batch.sort(key=_first)
+    return batch, later, si

@@ -37,7 +37,7 @@ class DocIds:
     """Fast ids for a batch: a random 14-character prefix per batch and a 6-character counter,
     20 characters of base64url like Elasticsearch's auto ids."""
 
-    __slots__ = ("prefix", "n")
+    __slots__ = ("n", "prefix")
 
     def __init__(self, rng: random.Random):
         self.prefix = base64.urlsafe_b64encode(rng.randbytes(12)).decode("ascii")[:14]

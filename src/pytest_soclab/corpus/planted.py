@@ -19,23 +19,72 @@ from pytest_soclab.errors import SoclabError
 
 # event.* defaults per data stream (the planted document's own values win).
 _EVENT: dict[str, dict[str, Any]] = {
-    docs.PROC: {"action": "exec", "category": ["process"], "kind": "event", "module": "endpoint", "type": ["start"]},
-    docs.NET: {"action": "connection_attempted", "category": ["network"], "kind": "event", "module": "endpoint",
-               "type": ["start"]},
-    docs.FILE: {"action": "creation", "category": ["file"], "kind": "event", "module": "endpoint",
-                "type": ["creation"]},
-    docs.AUTH: {"action": "ssh_login", "category": ["authentication", "session"], "kind": "event",
-                "module": "system", "outcome": "success", "type": ["info"]},
-    docs.ZEEK_CONN: {"category": ["network"], "kind": "event", "module": "zeek", "type": ["connection", "end"]},
-    docs.ZEEK_DNS: {"category": ["network"], "kind": "event", "module": "zeek", "type": ["connection", "protocol"]},
-    docs.ZEEK_HTTP: {"category": ["network", "web"], "kind": "event", "module": "zeek",
-                     "type": ["connection", "info", "protocol"]},
-    docs.ZEEK_SSL: {"category": ["network"], "kind": "event", "module": "zeek", "type": ["connection", "protocol"]},
-    docs.SURICATA: {"category": ["network", "intrusion_detection"], "kind": "alert", "module": "suricata",
-                    "type": ["allowed"]},
+    docs.PROC: {
+        "action": "exec",
+        "category": ["process"],
+        "kind": "event",
+        "module": "endpoint",
+        "type": ["start"],
+    },
+    docs.NET: {
+        "action": "connection_attempted",
+        "category": ["network"],
+        "kind": "event",
+        "module": "endpoint",
+        "type": ["start"],
+    },
+    docs.FILE: {
+        "action": "creation",
+        "category": ["file"],
+        "kind": "event",
+        "module": "endpoint",
+        "type": ["creation"],
+    },
+    docs.AUTH: {
+        "action": "ssh_login",
+        "category": ["authentication", "session"],
+        "kind": "event",
+        "module": "system",
+        "outcome": "success",
+        "type": ["info"],
+    },
+    docs.ZEEK_CONN: {
+        "category": ["network"],
+        "kind": "event",
+        "module": "zeek",
+        "type": ["connection", "end"],
+    },
+    docs.ZEEK_DNS: {
+        "category": ["network"],
+        "kind": "event",
+        "module": "zeek",
+        "type": ["connection", "protocol"],
+    },
+    docs.ZEEK_HTTP: {
+        "category": ["network", "web"],
+        "kind": "event",
+        "module": "zeek",
+        "type": ["connection", "info", "protocol"],
+    },
+    docs.ZEEK_SSL: {
+        "category": ["network"],
+        "kind": "event",
+        "module": "zeek",
+        "type": ["connection", "protocol"],
+    },
+    docs.SURICATA: {
+        "category": ["network", "intrusion_detection"],
+        "kind": "alert",
+        "module": "suricata",
+        "type": ["allowed"],
+    },
     docs.ALERTS: {"kind": "signal"},
 }
-_MESSAGE = {docs.PROC: "Endpoint process event", docs.NET: "Endpoint network event", docs.FILE: "Endpoint file event"}
+_MESSAGE = {
+    docs.PROC: "Endpoint process event",
+    docs.NET: "Endpoint network event",
+    docs.FILE: "Endpoint file event",
+}
 _ENDPOINT = (docs.PROC, docs.NET, docs.FILE)
 _SENSOR = (docs.ZEEK_CONN, docs.ZEEK_DNS, docs.ZEEK_HTTP, docs.ZEEK_SSL, docs.SURICATA)
 
@@ -58,7 +107,9 @@ def _unflatten(doc: dict[str, Any]) -> dict[str, Any]:
             v = _unflatten(v)
         if "." in k and k != "@timestamp":
             head, rest = k.split(".", 1)
-            out[head] = _merge(out.get(head, {}) if isinstance(out.get(head), dict) else {}, _unflatten({rest: v}))
+            out[head] = _merge(
+                out.get(head, {}) if isinstance(out.get(head), dict) else {}, _unflatten({rest: v})
+            )
         elif isinstance(v, dict) and isinstance(out.get(k), dict):
             out[k] = _merge(out[k], v)
         else:
@@ -70,14 +121,18 @@ def _copy(obj: Any) -> Any:
     return json.loads(json.dumps(obj))
 
 
-def expand_planted(recipe: CaseRecipe, planted: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str, dict[str, Any]]]:
+def expand_planted(
+    recipe: CaseRecipe, planted: list[tuple[str, dict[str, Any]]]
+) -> list[tuple[str, str, dict[str, Any]]]:
     """(index, partial doc) pairs -> (index, doc id, full doc), deterministic."""
     world = World(recipe)
     span = world.end_ms - world.start_ms
     out: list[tuple[str, str, dict[str, Any]]] = []
     for n, (index, partial) in enumerate(planted):
         if not isinstance(partial, dict):
-            raise SoclabError(f"planted document {n} for {index}: a document is a mapping, got {type(partial).__name__}")
+            raise SoclabError(
+                f"planted document {n} for {index}: a document is a mapping, got {type(partial).__name__}"
+            )
         doc = _unflatten(_copy(partial))
         # Default time: late in the window, spaced per document, so it sits among the attack's traces.
         ts_ms = world.start_ms + int(span * 0.7) + n * 97_000

@@ -92,6 +92,7 @@ class ExternalSpec(Strict):
     # Which host roles talk to it in the background ("*" for all).
     used_by: list[str] = Field(default_factory=lambda: ["*"])
     weight: float = 1.0
+    client: str | None = None  # the service (daemon) that talks to it, e.g. elastic-agent; else per role
 
     _ips = field_validator("ips")(classmethod(lambda cls, v: [_check_ip(i) for i in v]))
 
@@ -209,7 +210,9 @@ class NetArt(_Art):
     bytes_in: int = 1200
     duration: Duration = "1s"
     state: str = "SF"  # zeek conn_state
-    http: dict[str, Any] | None = None  # method, uri, host, status, user_agent, request_body_len, response_body_len
+    http: dict[str, Any] | None = (
+        None  # method, uri, host, status, user_agent, request_body_len, response_body_len
+    )
     tls: dict[str, Any] | None = None  # sni, ja3, ja3s, version, subject, issuer
     suricata: SuricataSpec | None = None
     repeat: RepeatSpec | None = None
@@ -230,7 +233,7 @@ class AuthArt(_Art):
     duration: Duration = "10m"
     sudo: list[str] = Field(default_factory=list)  # sudo command lines run in the session
 
-    _i = field_validator("interval")(classmethod(lambda cls, v: _check_duration(v)))
+    _i = field_validator("interval", "duration")(classmethod(lambda cls, v: _check_duration(v)))
 
 
 class DnsArt(_Art):
@@ -372,7 +375,9 @@ class CaseRecipe(Strict):
                 if u not in users:
                     problems.append(f"host {h.name}: unknown user {u!r}")
         for label, name in (
-            ("sensors.zeek", self.sensors.zeek), ("sensors.suricata", self.sensors.suricata), ("resolver", self.resolver)
+            ("sensors.zeek", self.sensors.zeek),
+            ("sensors.suricata", self.sensors.suricata),
+            ("resolver", self.resolver),
         ):
             if name and name not in hosts:
                 problems.append(f"{label}: unknown host {name!r}")
@@ -490,8 +495,10 @@ def load_case(case_dir: Path) -> CaseRecipe:
     try:
         return CaseRecipe.model_validate(data)
     except ValidationError as exc:
-        problems = [(_field_path(e["loc"]), e["msg"].removeprefix("Value error, "))
-                    for e in exc.errors(include_url=False)]
+        problems = [
+            (_field_path(e["loc"]), e["msg"].removeprefix("Value error, "))
+            for e in exc.errors(include_url=False)
+        ]
         raise ScenarioFileError(str(path), problems) from None
 
 
@@ -500,7 +507,9 @@ def list_cases(corpus_dir: Path) -> list[str]:
     if not corpus_dir.is_dir():
         return []
     return sorted(
-        p.name for p in corpus_dir.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")) and (p / "case.yaml").is_file()
+        p.name
+        for p in corpus_dir.iterdir()
+        if p.is_dir() and not p.name.startswith(("_", ".")) and (p / "case.yaml").is_file()
     )
 
 

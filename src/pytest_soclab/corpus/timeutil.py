@@ -14,29 +14,30 @@ _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, None: 1000}
 
 
-def parse_duration_ms(value: str | int | float) -> int:
+def parse_duration_ms(value: str | float) -> int:
     """'90s', '5m', '2h', '1d', '250ms' or a number of seconds -> milliseconds."""
     if isinstance(value, bool):
-        raise ValueError(f"not a duration: {value!r}")
+        # ValueError, not TypeError: pydantic validators report it as the field's problem.
+        raise ValueError(f"not a duration: {value!r}")  # noqa: TRY004
     if isinstance(value, int | float):
-        return int(round(value * 1000))
+        return round(value * 1000)
     m = _DURATION.match(value)
     if m:
-        return int(round(float(m.group(1)) * _UNIT_MS[m.group(2)]))
+        return round(float(m.group(1)) * _UNIT_MS[m.group(2)])
     # Compound: 1h30m, 4m1s, -2m30s.
     text = value.strip()
     sign = -1 if text.startswith("-") else 1
-    body = text.lstrip("+-")
+    body = text[1:] if text[:1] in ("+", "-") else text
     parts = _PART.findall(body)
     if not parts or "".join(n + u for n, u in parts) != body:
         raise ValueError(f"not a duration: {value!r} (use e.g. 30s, 5m, 2h, 1d, 1h30m)")
-    return sign * int(round(sum(float(n) * _UNIT_MS[u] for n, u in parts)))
+    return sign * round(sum(float(n) * _UNIT_MS[u] for n, u in parts))
 
 
 def to_ms(dt: datetime) -> int:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return int(round(dt.timestamp() * 1000))
+    return round(dt.timestamp() * 1000)
 
 
 def from_ms(ms: int) -> datetime:

@@ -19,20 +19,40 @@ ECS_VERSION = "8.11.0"
 
 _OS: dict[str, dict[str, str]] = {
     "ubuntu-22.04": {
-        "family": "debian", "full": "Ubuntu 22.04.4 LTS", "kernel": "5.15.0-105-generic", "name": "Ubuntu",
-        "platform": "ubuntu", "type": "linux", "version": "22.04.4 LTS (Jammy Jellyfish)",
+        "family": "debian",
+        "full": "Ubuntu 22.04.4 LTS",
+        "kernel": "5.15.0-105-generic",
+        "name": "Ubuntu",
+        "platform": "ubuntu",
+        "type": "linux",
+        "version": "22.04.4 LTS (Jammy Jellyfish)",
     },
     "ubuntu-24.04": {
-        "family": "debian", "full": "Ubuntu 24.04.1 LTS", "kernel": "6.8.0-45-generic", "name": "Ubuntu",
-        "platform": "ubuntu", "type": "linux", "version": "24.04.1 LTS (Noble Numbat)",
+        "family": "debian",
+        "full": "Ubuntu 24.04.1 LTS",
+        "kernel": "6.8.0-45-generic",
+        "name": "Ubuntu",
+        "platform": "ubuntu",
+        "type": "linux",
+        "version": "24.04.1 LTS (Noble Numbat)",
     },
     "debian-12": {
-        "family": "debian", "full": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.1.0-25-amd64",
-        "name": "Debian GNU/Linux", "platform": "debian", "type": "linux", "version": "12 (bookworm)",
+        "family": "debian",
+        "full": "Debian GNU/Linux 12 (bookworm)",
+        "kernel": "6.1.0-25-amd64",
+        "name": "Debian GNU/Linux",
+        "platform": "debian",
+        "type": "linux",
+        "version": "12 (bookworm)",
     },
     "rhel-9": {
-        "family": "redhat", "full": "Red Hat Enterprise Linux 9.4 (Plow)", "kernel": "5.14.0-427.13.1.el9_4.x86_64",
-        "name": "Red Hat Enterprise Linux", "platform": "rhel", "type": "linux", "version": "9.4 (Plow)",
+        "family": "redhat",
+        "full": "Red Hat Enterprise Linux 9.4 (Plow)",
+        "kernel": "5.14.0-427.13.1.el9_4.x86_64",
+        "name": "Red Hat Enterprise Linux",
+        "platform": "rhel",
+        "type": "linux",
+        "version": "9.4 (Plow)",
     },
 }
 
@@ -55,14 +75,17 @@ SERVICES: dict[str, ServiceDef] = {
     "cron": ServiceDef("/usr/sbin/cron", ("/usr/sbin/cron", "-f", "-P")),
     "sshd": ServiceDef("/usr/sbin/sshd", ("sshd: /usr/sbin/sshd -D [listener] 0 of 10-100 startups",)),
     "node_exporter": ServiceDef(
-        "/usr/local/bin/node_exporter", ("/usr/local/bin/node_exporter", "--web.listen-address=:9100"),
-        user="prometheus", tags=("monitoring",),
+        "/usr/local/bin/node_exporter",
+        ("/usr/local/bin/node_exporter", "--web.listen-address=:9100"),
+        user="prometheus",
+        tags=("monitoring",),
     ),
     "elastic-agent": ServiceDef(
         "/opt/Elastic/Agent/elastic-agent", ("/opt/Elastic/Agent/elastic-agent",), tags=("security-tooling",)
     ),
     "elastic-endpoint": ServiceDef(
-        "/opt/Elastic/Endpoint/elastic-endpoint", ("/opt/Elastic/Endpoint/elastic-endpoint", "run"),
+        "/opt/Elastic/Endpoint/elastic-endpoint",
+        ("/opt/Elastic/Endpoint/elastic-endpoint", "run"),
         tags=("security-tooling",),
     ),
     "nginx": ServiceDef(
@@ -71,48 +94,84 @@ SERVICES: dict[str, ServiceDef] = {
     "php-fpm": ServiceDef("/usr/sbin/php-fpm8.1", ("php-fpm: pool www",), user="www-data"),
     "gunicorn": ServiceDef(
         "/opt/shop/venv/bin/python3",
-        ("/opt/shop/venv/bin/python3", "/opt/shop/venv/bin/gunicorn", "shop.wsgi:application", "-w", "4",
-         "-b", "0.0.0.0:8000"),
+        (
+            "/opt/shop/venv/bin/python3",
+            "/opt/shop/venv/bin/gunicorn",
+            "shop.wsgi:application",
+            "-w",
+            "4",
+            "-b",
+            "0.0.0.0:8000",
+        ),
         user="shop",
     ),
     "postgres": ServiceDef(
         "/usr/lib/postgresql/14/bin/postgres",
-        ("/usr/lib/postgresql/14/bin/postgres", "-D", "/var/lib/postgresql/14/main", "-c",
-         "config_file=/etc/postgresql/14/main/postgresql.conf"),
+        (
+            "/usr/lib/postgresql/14/bin/postgres",
+            "-D",
+            "/var/lib/postgresql/14/main",
+            "-c",
+            "config_file=/etc/postgresql/14/main/postgresql.conf",
+        ),
         user="postgres",
     ),
-    "redis-server": ServiceDef("/usr/bin/redis-server", ("/usr/bin/redis-server", "127.0.0.1:6379"), user="redis"),
+    "redis-server": ServiceDef(
+        "/usr/bin/redis-server", ("/usr/bin/redis-server", "127.0.0.1:6379"), user="redis"
+    ),
     "samba": ServiceDef("/usr/sbin/samba", ("/usr/sbin/samba", "--foreground", "--no-process-group")),
     "krb5kdc": ServiceDef("/usr/sbin/krb5kdc", ("/usr/sbin/krb5kdc", "-P", "/var/run/krb5kdc.pid")),
     "slapd": ServiceDef(
-        "/usr/sbin/slapd", ("/usr/sbin/slapd", "-h", "ldap:/// ldapi:/// ldaps:///", "-g", "openldap", "-u", "openldap"),
+        "/usr/sbin/slapd",
+        ("/usr/sbin/slapd", "-h", "ldap:/// ldapi:/// ldaps:///", "-g", "openldap", "-u", "openldap"),
         user="openldap",
     ),
     "zeek": ServiceDef(
-        "/opt/zeek/bin/zeek", ("/opt/zeek/bin/zeek", "-i", "af_packet::ens5", "-U", ".status", "-p", "zeekctl",
-                               "-p", "zeekctl-live", "local", "zeekctl/auto"),
+        "/opt/zeek/bin/zeek",
+        (
+            "/opt/zeek/bin/zeek",
+            "-i",
+            "af_packet::ens5",
+            "-U",
+            ".status",
+            "-p",
+            "zeekctl",
+            "-p",
+            "zeekctl-live",
+            "local",
+            "zeekctl/auto",
+        ),
         tags=("security-tooling",),
     ),
     "suricata": ServiceDef(
-        "/usr/bin/suricata", ("/usr/bin/suricata", "-c", "/etc/suricata/suricata.yaml", "--af-packet", "-D"),
+        "/usr/bin/suricata",
+        ("/usr/bin/suricata", "-c", "/etc/suricata/suricata.yaml", "--af-packet", "-D"),
         tags=("security-tooling",),
     ),
     "prometheus": ServiceDef(
-        "/usr/local/bin/prometheus", ("/usr/local/bin/prometheus", "--config.file=/etc/prometheus/prometheus.yml"),
-        user="prometheus", tags=("monitoring",),
+        "/usr/local/bin/prometheus",
+        ("/usr/local/bin/prometheus", "--config.file=/etc/prometheus/prometheus.yml"),
+        user="prometheus",
+        tags=("monitoring",),
     ),
     "grafana-server": ServiceDef(
-        "/usr/share/grafana/bin/grafana", ("/usr/share/grafana/bin/grafana", "server", "--config=/etc/grafana/grafana.ini"),
-        user="grafana", tags=("monitoring",),
+        "/usr/share/grafana/bin/grafana",
+        ("/usr/share/grafana/bin/grafana", "server", "--config=/etc/grafana/grafana.ini"),
+        user="grafana",
+        tags=("monitoring",),
     ),
     "ospd-openvas": ServiceDef(
-        "/usr/bin/python3", ("/usr/bin/python3", "/usr/local/bin/ospd-openvas", "--unix-socket", "/run/ospd/ospd.sock"),
-        user="gvm", tags=("security-tooling",),
+        "/usr/bin/python3",
+        ("/usr/bin/python3", "/usr/local/bin/ospd-openvas", "--unix-socket", "/run/ospd/ospd.sock"),
+        user="gvm",
+        tags=("security-tooling",),
     ),
-    "gvmd": ServiceDef("/usr/sbin/gvmd", ("gvmd: Waiting for incoming connections",), user="gvm",
-                       tags=("security-tooling",)),
-    "rsnapshot-agent": ServiceDef("/usr/bin/rsync", ("/usr/bin/rsync", "--daemon", "--no-detach"),
-                                  tags=("backup",)),
+    "gvmd": ServiceDef(
+        "/usr/sbin/gvmd", ("gvmd: Waiting for incoming connections",), user="gvm", tags=("security-tooling",)
+    ),
+    "rsnapshot-agent": ServiceDef(
+        "/usr/bin/rsync", ("/usr/bin/rsync", "--daemon", "--no-detach"), tags=("backup",)
+    ),
     "gnome-shell": ServiceDef("/usr/bin/gnome-shell", ("/usr/bin/gnome-shell",), user="gdm"),
 }
 
@@ -206,7 +265,8 @@ class World:
         rid = self.recipe.id
         agent_id = ids.uuid_from(rid, "agent", h.name)
         mac = [
-            "-".join(f"{b:02X}" for b in bytes([0x02]) + ids.digest(rid, "mac", h.name, ip)[:5]) for ip in h.ips
+            "-".join(f"{b:02X}" for b in bytes([0x02]) + ids.digest(rid, "mac", h.name, ip)[:5])
+            for ip in h.ips
         ]
         host_block = {
             "architecture": "x86_64",
@@ -226,8 +286,10 @@ class World:
             "version": AGENT_VERSION,
         }
         # Booted some days before the window: daemons started then.
-        boot_ms = self.start_ms - 86_400_000 * (3 + ids.stable_int(rid, "boot", h.name, mod=20)) - ids.stable_int(
-            rid, "boot-ms", h.name, mod=86_400_000
+        boot_ms = (
+            self.start_ms
+            - 86_400_000 * (3 + ids.stable_int(rid, "boot", h.name, mod=20))
+            - ids.stable_int(rid, "boot-ms", h.name, mod=86_400_000)
         )
         ctx = HostCtx(
             spec=h,
@@ -252,7 +314,9 @@ class World:
             if name == "systemd":
                 pid = 1
             else:
-                pid = 300 + n * 97 + ids.stable_int("pid", h.name, name, mod=90)  # same across cases sharing an estate
+                pid = (
+                    300 + n * 97 + ids.stable_int("pid", h.name, name, mod=90)
+                )  # same across cases sharing an estate
             while pid in used:
                 pid += 1
             used.add(pid)
@@ -340,8 +404,18 @@ class World:
         spec = self.users.get(user)
         if spec and spec.uid is not None:
             return str(spec.uid)
-        fixed = {"root": "0", "www-data": "33", "backup": "34", "nobody": "65534", "postgres": "114",
-                 "syslog": "104", "prometheus": "998", "zeek": "997", "gvm": "996", "shop": "1500"}
+        fixed = {
+            "root": "0",
+            "www-data": "33",
+            "backup": "34",
+            "nobody": "65534",
+            "postgres": "114",
+            "syslog": "104",
+            "prometheus": "998",
+            "zeek": "997",
+            "gvm": "996",
+            "shop": "1500",
+        }
         if user in fixed:
             return fixed[user]
         return str(1001 + ids.stable_int("uid", user, mod=400))
