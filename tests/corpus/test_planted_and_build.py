@@ -155,32 +155,3 @@ def test_bulk_actions_shape() -> None:
             "_source": {"@timestamp": "2025-03-10T00:00:00.000Z"},
         }
     ]
-
-
-def test_cache_builds_once_and_reuses(tmp_path: Path, recipes) -> None:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from pytest_soclab.corpus.cache import cache_path, ensure_built
-
-    recipe = recipes[CASE]
-    calls: list[int] = []
-    with ThreadPoolExecutor(3) as pool:
-        paths = list(
-            pool.map(
-                lambda _: ensure_built(
-                    recipe, tmp_path, scale=0.02, seed=1, progress=lambda d, t: calls.append(d)
-                ),
-                range(3),
-            )
-        )
-    assert len(set(paths)) == 1 and paths[0] == cache_path(tmp_path, recipe, 0.02, 1)
-    manifest = json.loads((paths[0] / "manifest.json").read_text())
-    assert calls[-1] == manifest["total"]  # built by one caller only: its progress reached the total once
-    assert calls.count(manifest["total"]) == 1
-    # A later call reuses it; another seed is another entry.
-    assert ensure_built(recipe, tmp_path, scale=0.02, seed=1) == paths[0]
-    assert ensure_built(recipe, tmp_path, scale=0.02, seed=2) != paths[0]
-    # An interrupted build (no manifest) is rebuilt.
-    (paths[0] / "manifest.json").unlink()
-    assert ensure_built(recipe, tmp_path, scale=0.02, seed=1) == paths[0]
-    assert (paths[0] / "manifest.json").is_file()
