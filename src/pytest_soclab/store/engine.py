@@ -49,7 +49,8 @@ def _udf_warn(token: pa.Array, wid: pa.Array, cond: pa.Array) -> pa.Array:
 
 
 def _udf_ip_str(values: pa.Array) -> pa.Array:
-    return pa.array([None if v is None else int_to_ip(v) for v in values.to_pylist()], pa.string())
+    # takes the address as decimal text: Arrow's decimal128 cannot hold every 128-bit value
+    return pa.array([None if v is None else int_to_ip(int(v)) for v in values.to_pylist()], pa.string())
 
 
 def _udf_ip_parse(values: pa.Array) -> pa.Array:
@@ -62,9 +63,11 @@ def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
         "__w", _udf_warn, ["BIGINT", "INTEGER", "BOOLEAN"], "BOOLEAN", type="arrow", side_effects=True,
         null_handling="special",
     )  # fmt: skip
-    con.create_function("__ip_str", _udf_ip_str, ["UHUGEINT"], "VARCHAR", type="arrow")
+    con.create_function("__ip_str", _udf_ip_str, ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")
     # parsed as decimal text: Arrow has no 128-bit integer type; cast to UHUGEINT by the caller
-    con.create_function("__ip_parse_text", _udf_ip_parse, ["VARCHAR"], "VARCHAR", type="arrow")
+    con.create_function(
+        "__ip_parse_text", _udf_ip_parse, ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special"
+    )
 
 
 def _base(path: Path) -> tuple[duckdb.DuckDBPyConnection, Catalog]:

@@ -231,7 +231,7 @@ def search(engine: Engine, index: str, body: dict[str, Any] | None) -> dict[str,
 
 def _engine_error(exc: duckdb.Error, plans: list[Plan]) -> EsError:
     name = plans[0].info.concrete if plans else "_all"
-    msg = str(exc).splitlines()[0]
+    msg = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())[:500]
     if isinstance(exc, duckdb.InvalidInputException) and "regex" in msg.lower():
         return shard_failure(name, "illegal_argument_exception", f"invalid regular expression: {msg}")
     return shard_failure(name, "query_shard_exception", f"failed to run query: {msg}")
