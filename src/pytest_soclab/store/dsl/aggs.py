@@ -1073,7 +1073,7 @@ def _metric_exprs(node: AggNode, col: FieldCol | None) -> list[str]:
             "stats": [f"len({v})", f"list_min({v})", f"list_max({v})", f"list_avg({v})", f"coalesce(list_sum({v}), 0)"],
             "extended_stats": [f"len({v})", f"list_min({v})", f"list_max({v})", f"list_avg({v})", f"coalesce(list_sum({v}), 0)",
                                f"list_sum(list_transform({v}, lambda __y: __y * __y))", f"list_var_pop({v})", f"list_var_samp({v})"],
-            "percentiles": [f"list_aggregate({v}, 'quantile_cont', {_percents(node.params)})"],
+            "percentiles": [f"list_aggregate({v}, 'quantile_cont', {[q / 100 for q in _percents(node.params)]})"],
             "median_absolute_deviation": [f"list_aggregate({v}, 'mad')"],
         }  # fmt: skip
         return aggs[t]
@@ -1083,7 +1083,7 @@ def _metric_exprs(node: AggNode, col: FieldCol | None) -> list[str]:
         "stats": [f"count({v})", f"min({v})", f"max({v})", f"avg({v})", f"coalesce(sum({v}), 0)"],
         "extended_stats": [f"count({v})", f"min({v})", f"max({v})", f"avg({v})", f"coalesce(sum({v}), 0)",
                            f"sum({v} * {v})", f"var_pop({v})", f"var_samp({v})"],
-        "percentiles": [f"quantile_cont({v}, {_percents(node.params)})"],
+        "percentiles": [f"quantile_cont({v}, {[q / 100 for q in _percents(node.params)]})"],
         "median_absolute_deviation": [f"mad({v})"],
     }  # fmt: skip
     return aggs[t]
@@ -1308,12 +1308,21 @@ def _date_bucket(p: dict[str, Any], tz: dt.tzinfo | None) -> tuple[Any, tuple[st
         if unit is None:
             raise bad_request(f"The supplied interval [{cal}] could not be parsed as a calendar interval.")
 
+        fixed_off = None
+        if isinstance(tz, dt.timezone) and tz != dt.timezone.utc:
+            off = tz.utcoffset(None)
+            fixed_off = int(off.total_seconds() * 1000) if off else 0
+
         def expr(x: str, unit: str = unit) -> str:
+            if fixed_off is not None:
+                shift = fixed_off - offset_ms
+                local = f"({x} + to_milliseconds({shift}))"
+                return f"(epoch_ms(date_trunc('{unit}', {local})) - ({shift}))"
             if tzname is None:
-                inner = f"date_trunc('{unit}', {x} - INTERVAL {offset_ms} MILLISECOND) + INTERVAL {offset_ms} MILLISECOND"
+                inner = f"date_trunc('{unit}', {x} - to_milliseconds({offset_ms})) + to_milliseconds({offset_ms})"
                 return f"epoch_ms({inner})"
             local = f"timezone({string(tzname)}, {x}::TIMESTAMPTZ)"
-            trunc = f"date_trunc('{unit}', {local} - INTERVAL {offset_ms} MILLISECOND) + INTERVAL {offset_ms} MILLISECOND"
+            trunc = f"date_trunc('{unit}', {local} - to_milliseconds({offset_ms})) + to_milliseconds({offset_ms})"
             return f"epoch_ms(timezone({string(tzname)}, {trunc}))"
 
         return expr, ("calendar", unit)

@@ -696,7 +696,7 @@ SCALARS: dict[str, Fn] = {
     "MV_AVG": Fn(1, 1, _mv(lambda x, a: f"list_avg({x})::DOUBLE", "double", NUM, "numeric"), mv_aware=True),
     "MV_MEDIAN": Fn(1, 1, _mv(lambda x, a: f"list_median({x})" + ("::DOUBLE" if a.type == "double" else f"::{'INTEGER' if a.type == 'integer' else 'BIGINT'}"),
                            lambda a: a.type, NUM, "numeric"), mv_aware=True),  # fmt: skip
-    "MV_DEDUPE": Fn(1, 1, _mv(lambda x, a: f"list_distinct({x})", lambda a: a.type, ANY_ORDERED, "any", True), mv_aware=True),
+    "MV_DEDUPE": Fn(1, 1, _mv(lambda x, a: f"list_filter({x}, lambda __d, __i: list_position({x}, __d) = __i)", lambda a: a.type, ANY_ORDERED, "any", True), mv_aware=True),
     "MV_CONCAT": Fn(2, 2, _mv_concat, mv_aware=True),
     "MV_SLICE": Fn(2, 3, _mv_slice, mv_aware=True),
     "MV_SORT": Fn(1, 2, _mv_sort, mv_aware=True),

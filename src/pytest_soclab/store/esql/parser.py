@@ -230,6 +230,11 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         tok = items[0]
         if tok.type == "PARAM":
             return A.Limit(_pos(meta), "LIMIT", None, str(tok)[1:])
+        if tok.type == "ADD_OP":
+            value = int(str(items[1])) * (-1 if str(tok) == "-" else 1)
+            if value < 0:
+                raise parsing_exception(f"{_tpos(tok)}: Invalid value for LIMIT [{value}], expecting a non negative integer")
+            return value
         return int(str(tok))
 
     def keep_command(self, meta: Any, items: list[Any]) -> A.Keep:

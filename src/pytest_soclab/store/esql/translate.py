@@ -87,28 +87,18 @@ class Translator:
     def _from(self, cmd: A.From, commands: list[A.Command]) -> Rel:
         catalog = self.engine.catalog
         infos: list[IndexInfo] = []
-        seen: set[str] = set()
-        for pattern, pos in cmd.indices:
-            try:
-                found = resolve(pattern, catalog.indices.values(), allow_no_indices=False)
-            except EsError as exc:
-                if exc.type == "index_not_found_exception":
-                    self.ctx.problem(pos, f"Unknown index [{pattern}]")
-                    continue
-                if exc.type == "no_such_remote_cluster_exception":
-                    self.ctx.problem(pos, f"Unknown index [{pattern}] ({exc.reason}; cross-cluster search is not supported)")
-                    continue
+        expr = ",".join(p for p, _ in cmd.indices)
+        try:
+            infos = resolve(expr, catalog.indices.values(), allow_no_indices=False)
+        except EsError as exc:
+            if exc.type == "index_not_found_exception":
+                missing = str(exc.extra.get("index", expr))
+                pos = next((p for n, p in cmd.indices if missing in n), cmd.indices[0][1])
+                self.ctx.problem(pos, f"Unknown index [{missing}]")
+            elif exc.type == "no_such_remote_cluster_exception":
+                self.ctx.problem(cmd.indices[0][1], f"Unknown index [{expr}] ({exc.reason}; cross-cluster search is not supported)")
+            else:
                 raise
-            for info in found:
-                if info.name not in seen:
-                    seen.add(info.name)
-                    infos.append(info)
-            # exclusions inside one expression are handled by resolve; across patterns:
-        for pattern, _ in cmd.indices:
-            for part in pattern.split(","):
-                if part.startswith("-"):
-                    excluded = {i.name for i in resolve(part[1:], catalog.indices.values())} if part[1:] else set()
-                    infos = [i for i in infos if i.name not in excluded]
         self._raise()
         # metadata fields
         meta: list[str] = []
@@ -417,10 +407,8 @@ class Translator:
         new = Col(col.name, col.type, alias, False)
         cols = [new if c.name == col.name else c for c in rel.cols]
         src = col.alias
-        sql = (
-            f"SELECT __x.*, __u.__v AS {alias} FROM ({rel.sql}) AS __x, "
-            f"unnest(CASE WHEN __x.{src} IS NULL THEN [NULL] ELSE __x.{src} END) AS __u(__v)"
-        )
+        # a select-list unnest keeps rows and values in order
+        sql = f"SELECT *, unnest(CASE WHEN {src} IS NULL THEN [NULL] ELSE {src} END) AS {alias} FROM ({rel.sql}) AS __x"
         return Rel(sql, cols, rel.order, None)
 
     def _cmd_stats(self, cmd: A.Stats, rel: Rel) -> Rel:
