@@ -240,9 +240,24 @@ def build_into(
     for n, (name, builder) in enumerate(sorted(builders.items()), start=start):
         ds = builder.mapping.data_stream
         catalog.indices[name] = write_index(con, builder, f"t{n}", data_stream=ds)
+    _estimate_sizes(con, catalog)
     con.execute(f"CREATE TABLE {ident(CATALOG_TABLE)} (json VARCHAR)")
     con.execute(f"INSERT INTO {ident(CATALOG_TABLE)} VALUES (?)", [json.dumps(catalog.to_json())])
     return catalog
+
+
+def _estimate_sizes(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> None:
+    """Share the database's used bytes among indices by their cell counts (for _cat/indices)."""
+    try:
+        con.execute("CHECKPOINT")
+        rows = con.execute("SELECT used_blocks * block_size, memory_usage FROM pragma_database_size()").fetchall()
+        total = int(rows[0][0] or 0) if rows else 0
+    except duckdb.Error:
+        total = 0
+    weights = {n: max(1, i.count) * max(1, len(i.fields)) for n, i in catalog.indices.items()}
+    whole = sum(weights.values()) or 1
+    for name, info in catalog.indices.items():
+        info.size_bytes = total * weights[name] // whole
 
 
 def remove_quietly(path: Path) -> None:
