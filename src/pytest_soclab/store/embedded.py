@@ -45,9 +45,13 @@ def build_database(
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     remove_quietly(tmp)
-    malformed = {name: dict(b.malformed) for name, b in builders.items()}
     con = duckdb.connect(str(tmp))
     try:
+        from .engine import register_udfs
+
+        con.execute("SET TimeZone = 'UTC'")
+        con.execute("SET enable_progress_bar = false")
+        register_udfs(con)
         catalog = build_into(con, builders)
         con.execute("CHECKPOINT")
     except BaseException:
@@ -55,6 +59,8 @@ def build_database(
         remove_quietly(tmp)
         raise
     con.close()
+    malformed = {name: dict(sorted(b.malformed.items())) for name, b in builders.items()}
+    fast = {name: b.fast_chunks for name, b in builders.items()}
     os.replace(tmp, path)
     remove_quietly(tmp)
     total = sum(i.count for i in catalog.indices.values())
@@ -69,6 +75,7 @@ def build_database(
                 "kind": info.kind,
                 "fields": len(info.fields),
                 "malformed": malformed.get(name, {}),
+                "fast_chunks": fast.get(name, 0),
             }
             for name, info in catalog.indices.items()
         },
@@ -228,6 +235,7 @@ def open_sources(specs: list[str], *, now: dt.datetime | None = None) -> Embedde
     con = duckdb.connect(":memory:")
     from .engine import register_udfs
 
+    con.execute("SET TimeZone = 'UTC'")
     register_udfs(con)
     catalog = build_into(con, builders)
     engine = Engine.from_connection(con, catalog)

@@ -87,6 +87,7 @@ def _base(path: Path) -> tuple[duckdb.DuckDBPyConnection, Catalog]:
         except duckdb.Error as exc:
             raise SoclabError(f"store file {path} is not a soclab store: {exc}") from None
         catalog = Catalog.from_json(json.loads(row[0]))
+        con.execute("SET TimeZone = 'UTC'")
         register_udfs(con)
         _BASE[key] = (con, catalog)
         return con, catalog
@@ -94,6 +95,7 @@ def _base(path: Path) -> tuple[duckdb.DuckDBPyConnection, Catalog]:
 
 def _memory_base() -> tuple[duckdb.DuckDBPyConnection, Catalog]:
     con = duckdb.connect(":memory:")
+    con.execute("SET TimeZone = 'UTC'")
     register_udfs(con)
     return con, Catalog()
 
@@ -184,14 +186,17 @@ def _apply_overlay(
         ds = base.kind == "data_stream" if base else is_data_stream_name(stream)
         fixed = dict(base.fields) if base else {}
         mapping = MappingSet(explicit={p: c.fdef for p, c in fixed.items()}, data_stream=ds, use_ecs=True)
-        builder = TableBuilder(stream, mapping, fixed=fixed)
+        builder = TableBuilder(stream, mapping, fixed=fixed, fast=False)
         for doc_id, source in items:
             builder.add(doc_id, source)
         builder.flush()
-        merged = builder.columns()
         view = f"__overlay_{serial}_{n}"
         chunk = builder.chunks[0]
-        con.register(view, chunk)
+        con.register(view, chunk.table)
+        from .build import _chunk_stats
+
+        _chunk_stats(con, view, chunk, builder)
+        merged = builder.columns()
         offset = base.count if base else 0
         parts = [stage_sql(view, chunk, merged, doc_offset=offset)]
         if base is not None:
