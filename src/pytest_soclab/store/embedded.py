@@ -122,14 +122,14 @@ class EmbeddedBackend:
         from .dsl.search import search
 
         _check_str("index", index)
-        return search(self.engine, index, body)
+        return _guarded(lambda: search(self.engine, index, body))
 
     def esql_query(
         self, query: str, params: list[Any] | None = None, columnar: bool = False
     ) -> dict[str, Any]:
         from .esql.run import run
 
-        return run(self.engine, query, params=params, columnar=columnar)
+        return _guarded(lambda: run(self.engine, query, params=params, columnar=columnar))
 
     def close(self) -> None:
         self.engine.close()
@@ -139,6 +139,18 @@ class EmbeddedBackend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _guarded(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Last line of defence: an unexpected failure still answers in Elasticsearch's shape."""
+    try:
+        return call()
+    except (EsError, SoclabError):
+        raise
+    except RecursionError:
+        raise EsError(400, "illegal_argument_exception", "the request is nested too deeply") from None
+    except Exception as exc:  # noqa: BLE001 - reported as a 500, like an Elasticsearch internal error
+        raise EsError(500, "exception", f"the embedded store failed on this request: {type(exc).__name__}: {exc}") from None
 
 
 def _check_str(name: str, value: Any) -> None:

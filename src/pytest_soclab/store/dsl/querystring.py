@@ -341,7 +341,7 @@ class _Compiler:
             if w == TRUE:
                 parts.append(FALSE)
             elif w != FALSE:
-                parts.append(f"NOT ({w})")
+                parts.append(f"NOT coalesce({w}, FALSE)")
         if not parts:
             return (FALSE, "0.0") if not g.clauses else (TRUE, "1.0")
         where = and_(parts)

@@ -164,7 +164,7 @@ class Translator:
                 else:
                     parts.append(f"({self._score_sql(info, ft_queries)})::DOUBLE AS {mc.alias}")
             for ft_id, (alias, dsl) in ft_queries.items():
-                parts.append(f"({self._fulltext_sql(info, dsl)}) AS {alias}")
+                parts.append(f"coalesce({self._fulltext_sql(info, dsl)}, FALSE) AS {alias}")
             parts.append(f"{k} AS __idx, {ident(DOC_COL)} AS __doc")
             selects.append(f"SELECT {', '.join(parts)} FROM {self.engine.relation(info)}")
         if not selects:
