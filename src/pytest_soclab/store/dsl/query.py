@@ -20,7 +20,7 @@ from ..catalog import FieldRef, IndexInfo
 from ..datefmt import DateFormatError, parse_timezone
 from ..layout import cidr_range, ip_to_int, ms_to_datetime
 from ..mappings import DATE_TYPES, FLOAT_TYPES, INTEGER_TYPES, KEYWORD_TYPES, TEXT_TYPES
-from ..sqlutil import glob_to_like, ident, literal, string
+from ..sqlutil import glob_sql, ident, literal, string
 from . import text
 from .datemath import DateMathError, evaluate
 from .errors import EsError, parsing_exception, shard_failure, unsupported
@@ -222,8 +222,8 @@ def _equals(ref: FieldRef, values: list[Any], ctx: Ctx, *, case_insensitive: boo
             s_cmp = s.lower() if case_insensitive else s
             if text.tokenize(s_cmp) != [s_cmp]:
                 continue
-            pattern = text.token_regex(s_cmp)
-            preds.append(f"regexp_matches(lower(__v), {string(pattern)})")
+            # one whole token of the analysed (lowercased) text
+            preds.append(text.match_sql("__v", text.token_regex(s_cmp), s_cmp))
         if not preds:
             return FALSE
         return _any(ref, lambda x: " OR ".join(p.replace("__v", x) for p in preds))
@@ -484,7 +484,7 @@ def _prefix_pred(ref: FieldRef, value: str, ci: bool, ctx: Ctx) -> str:
         v = value.lower() if ci else value
         if v != v.lower():
             return FALSE
-        return _any(ref, lambda x: f"regexp_matches(lower({x}), {string(text.prefix_regex(v))})")
+        return _any(ref, lambda x: text.match_sql(x, text.prefix_regex(v), v))
     if _is_keyword(ref) or ref.column == "_id":
         if ci:
             return _any(ref, lambda x: f"starts_with(lower({x}), {string(value.lower())})")
@@ -513,11 +513,10 @@ def _wildcard(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
 def _wildcard_pred(ref: FieldRef, value: str, ci: bool, ctx: Ctx) -> str:
     if _is_text(ref):
         v = value.lower() if ci else value
-        return _any(ref, lambda x: f"regexp_matches(lower({x}), {string(text.wildcard_token_regex(v))})")
+        lit = max((p for p in v.replace("?", "*").split("*")), key=len, default="")
+        return _any(ref, lambda x: text.match_sql(x, text.wildcard_token_regex(v), lit or None))
     if _is_keyword(ref) or ref.column == "_id":
-        like = glob_to_like(value)
-        op = "ILIKE" if ci else "LIKE"
-        return _any(ref, lambda x: f"{x} {op} {string(like)} ESCAPE '\\'")
+        return _any(ref, lambda x: glob_sql(x, value, ci))
     raise ctx.fail(
         "query_shard_exception",
         f"Can only use wildcard queries on keyword and text fields - not on [{ref.name}] which is of type [{ref.type}]",
@@ -535,7 +534,7 @@ def _regexp(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
         pattern = "(?i)" + pattern
     if _is_text(ref):
         full = text.LEFT + "(?:" + pattern + ")" + text.RIGHT
-        return _scored(_any(ref, lambda x: f"regexp_matches(lower({x}), {string(full)})"), _boost(opts))
+        return _scored(_any(ref, lambda x: text.match_sql(x, full)), _boost(opts))
     if _is_keyword(ref) or ref.column == "_id":
         return _scored(_any(ref, lambda x: f"regexp_full_match({x}, {string(pattern)})"), _boost(opts))
     raise ctx.fail(
@@ -587,7 +586,7 @@ def _match_one(ref: FieldRef, query: Any, opts: dict[str, Any], ctx: Ctx, boost:
             zero = str(opts.get("zero_terms_query", "none")).lower()
             return Compiled(TRUE if zero == "all" else FALSE, "0.0")
         uniq = list(dict.fromkeys(tokens))
-        preds = [_any(ref, lambda x, t=t: f"contains(lower({x}), {string(t)}) AND regexp_matches(lower({x}), {string(text.token_regex(t))})") for t in uniq]
+        preds = [_any(ref, lambda x, t=t: text.match_sql(x, text.token_regex(t), t)) for t in uniq]
         operator = str(opts.get("operator", "or")).lower()
         if operator not in ("or", "and"):
             raise parsing_exception(f"[match] query does not support operator [{operator}]")
@@ -646,11 +645,8 @@ def _phrase_one(ref: FieldRef, query: Any, ctx: Ctx, boost: float, slop: int, pr
         if not tokens:
             return Compiled(FALSE, "0.0")
         pattern = text.phrase_regex(tokens, slop, prefix_last=prefix)
-        first = tokens[0]
-        return _scored(
-            _any(ref, lambda x: f"contains(lower({x}), {string(first)}) AND regexp_matches(lower({x}), {string(pattern)})"),
-            boost,
-        )
+        longest = max(tokens, key=len)
+        return _scored(_any(ref, lambda x: text.match_sql(x, pattern, longest)), boost)
     if prefix and (_is_keyword(ref)):
         return _scored(_prefix_pred(ref, _as_string(query), False, ctx), boost)
     try:
@@ -682,8 +678,8 @@ def _match_bool_prefix(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
     tokens = text.tokenize(_as_string(opts["query"]))
     if not tokens:
         return Compiled(FALSE, "0.0")
-    preds = [_any(ref, lambda x, t=t: f"regexp_matches(lower({x}), {string(text.token_regex(t))})") for t in tokens[:-1]]
-    preds.append(_any(ref, lambda x: f"regexp_matches(lower({x}), {string(text.prefix_regex(tokens[-1]))})"))
+    preds = [_any(ref, lambda x, t=t: text.match_sql(x, text.token_regex(t), t)) for t in tokens[:-1]]
+    preds.append(_any(ref, lambda x: text.match_sql(x, text.prefix_regex(tokens[-1]), tokens[-1])))
     where = _and(preds) if str(opts.get("operator", "or")).lower() == "and" else _or(preds)
     count = " + ".join(f"coalesce({p}, FALSE)::INTEGER" for p in preds)
     return Compiled(where, f"({count})::DOUBLE * {_boost(opts)!r}")

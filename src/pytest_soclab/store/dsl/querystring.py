@@ -407,7 +407,7 @@ class _Compiler:
             pattern = to_re2(t.value)
             if ref.type in TEXT_TYPES:
                 full = text.LEFT + "(?:" + pattern + ")" + text.RIGHT
-                return any_value(ref, lambda x: f"regexp_matches(lower({x}), {string(full)})")
+                return any_value(ref, lambda x: text.match_sql(x, full))
             if ref.type in KEYWORD_TYPES:
                 return any_value(ref, lambda x: f"regexp_full_match({x}, {string(pattern)})")
             raise parsing_exception(f"Can only use regexp queries on keyword and text fields - not on [{ref.name}]")

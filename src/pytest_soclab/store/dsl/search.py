@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -359,8 +360,13 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
 
     order_exprs: list[str] = []
     sortable: list[str] = []
+    # every match scoring the same constant: index order alone decides, and the top-N can stop early
+    same_score = _constant_score(plans) if scoring else 0.0
     for k, (key, fam) in enumerate(zip(keys, families)):
         direction = "DESC" if key.desc else "ASC"
+        if key.kind == "score" and same_score is not None and search_after is None:
+            sortable.append("__s")
+            continue
         if key.kind == "score":
             expr = "__s"
         elif key.kind == "doc":
@@ -425,6 +431,20 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
             ]
         hits.append(hit)
     return hits, max_hit
+
+
+_CONST = re.compile(r"^\(*\s*(-?\d+(?:\.\d*)?(?:e[+-]?\d+)?)\s*\)*(?:::DOUBLE)?\)*$")
+
+
+def _constant_score(plans: list[Plan]) -> float | None:
+    """The score every match gets, when the query makes it a constant."""
+    values = set()
+    for plan in plans:
+        m = _CONST.match(plan.score.strip())
+        if not m:
+            return None
+        values.add(float(m.group(1)))
+    return values.pop() if len(values) == 1 else None
 
 
 def _doc_columns(plans: list[Plan]) -> list[tuple[str, str]] | None:

@@ -18,7 +18,7 @@ from ..catalog import IndexInfo
 from ..indexexpr import resolve
 from ..layout import DOC_COL, ID_COL, ip_to_int
 from ..mappings import esql_type
-from ..sqlutil import glob_to_like, ident, literal, string
+from ..sqlutil import glob_sql, ident, literal, string
 from . import ast as A
 from .expr import TE, Col, Ctx, as_list, lit, ordinal, sv, unknown_column
 from .functions import (
@@ -739,7 +739,7 @@ class Translator:
                 except EsError as exc:
                     return self.ctx.problem(node.pos, f"Invalid regex pattern for RLIKE [{pat}]: {exc.reason}")
             else:
-                conds.append(f"({x.sql} LIKE {string(glob_to_like(pat))} ESCAPE '\\')")
+                conds.append(glob_sql(x.sql, pat))
         sql = "(" + " OR ".join(conds) + ")"
         if node.negated:
             sql = f"(NOT {sql})"
