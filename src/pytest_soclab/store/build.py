@@ -1,4 +1,11 @@
-"""Turning documents into index tables: flatten, type by mapping, stage as Arrow, sort by time."""
+"""Turning documents into index tables: flatten, type by mapping, stage as Arrow, sort by time.
+
+Fast path: pyarrow infers the nested structure of a chunk of `_source` dicts in C; the
+struct is flattened per field (not per document) and type conversions run in DuckDB SQL.
+A chunk pyarrow cannot represent (a field that is a list in one document and a scalar in
+another, mixed value types) takes the Python path, document by document; a single column
+that needs Python coercion (numbers given as strings...) is coerced alone.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +17,13 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .catalog import Column, IndexInfo, is_data_stream_name
-from .layout import DOC_COL, ID_COL, Malformed, coerce, flatten, is_multi, ms_to_datetime, sort_multi, sql_type
+from .layout import (
+    DOC_COL, ID_COL, OPAQUE_TYPES, V4_MAPPED, Malformed, coerce, flatten, is_multi, ms_to_datetime, sort_multi,
+    sql_type,
+)  # fmt: skip
 from .mappings import FieldDef, MappingSet
 from .sqlutil import ident
 
@@ -29,7 +40,14 @@ _ARROW = {
     "UHUGEINT": pa.string(),  # staged as decimal text, cast in SQL (Arrow has no 128-bit integer)
 }
 
-_STR_TYPES = frozenset({"keyword", "constant_keyword", "wildcard", "text", "match_only_text", "version"})
+STR_TYPES = frozenset({"keyword", "constant_keyword", "wildcard", "text", "match_only_text", "version", "binary"})
+_INT_TYPES = frozenset({"long", "integer", "short", "byte", "unsigned_long"})
+_FLOAT_TYPES = frozenset({"double", "float", "half_float", "scaled_float"})
+_SORTED_UNIQUE = frozenset({"keyword", "constant_keyword", "wildcard", "version", "boolean", "ip", "binary"})
+
+
+class _Fallback(Exception):
+    """This chunk (or column) needs the Python path."""
 
 
 @dataclass
@@ -39,10 +57,41 @@ class _ColState:
     values: list[Any] = field(default_factory=list)
 
 
-class TableBuilder:
-    """Accumulates one index's documents column by column, in chunks of Arrow tables."""
+@dataclass
+class Chunk:
+    """Staged rows: `_id`, `__seq` and one Arrow column per field, with how to convert each in SQL."""
 
-    def __init__(self, name: str, mapping: MappingSet, fixed: dict[str, Column] | None = None):
+    table: pa.Table
+    convs: dict[str, str]  # path -> "" (stored form) | "ip_dec" | "ip_str" | "date_str" | "date_ms"
+    lists: set[str]
+    multi_checked: bool = False
+
+
+def conv_sql(kind: str, x: str) -> str:
+    """SQL turning one staged value `x` into its stored form."""
+    if kind == "ip_dec":
+        return f"TRY_CAST({x} AS UHUGEINT)"
+    if kind == "ip_str":
+        octets = [f"TRY_CAST(split_part({x}, '.', {i}) AS UTINYINT)::UBIGINT * {256 ** (4 - i)}" for i in range(1, 5)]
+        v4 = f"({V4_MAPPED} + {' + '.join(octets)})::UHUGEINT"
+        return (
+            f"(CASE WHEN regexp_full_match({x}, '[0-9]{{1,3}}\\.[0-9]{{1,3}}\\.[0-9]{{1,3}}\\.[0-9]{{1,3}}') THEN {v4} "
+            f"ELSE TRY_CAST(__ip_parse_text({x}) AS UHUGEINT) END)"
+        )
+    if kind == "date_str":
+        return (
+            f"coalesce(date_trunc('millisecond', timezone('UTC', TRY_CAST({x} AS TIMESTAMPTZ))), "
+            f"epoch_ms(TRY_CAST({x} AS BIGINT)))"
+        )
+    if kind == "date_ms":
+        return f"epoch_ms({x}::BIGINT)"
+    return x
+
+
+class TableBuilder:
+    """Accumulates one index's documents in chunks of Arrow tables."""
+
+    def __init__(self, name: str, mapping: MappingSet, fixed: dict[str, Column] | None = None, *, fast: bool = True):
         self.name = name
         self.mapping = mapping
         self.opaque = mapping.opaque_paths()
@@ -50,76 +99,255 @@ class TableBuilder:
         if fixed:
             for path, col in fixed.items():
                 self.cols[path] = _ColState(col.fdef, col.multi)
+        self.fast = fast
         self.ids: list[str] = []
-        self.seqs: list[int] = []
+        self.sources: list[dict[str, Any]] = []
         self.count = 0
-        self.chunks: list[pa.Table] = []
+        self.chunks: list[Chunk] = []
         self.malformed: dict[str, int] = {}
         self.ignored: set[str] = set()
-        self.min_ts: int | None = None
+        self.fast_chunks = 0
 
     def add(self, doc_id: str, source: dict[str, Any]) -> None:
-        row = len(self.ids)
         self.ids.append(str(doc_id))
-        self.seqs.append(self.count)
+        self.sources.append(source)
         self.count += 1
-        for path, value in flatten(source, self.opaque).items():
+        if len(self.ids) >= CHUNK_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.ids:
+            return
+        seq0 = self.count - len(self.ids)
+        chunk = None
+        if self.fast:
+            try:
+                chunk = self._arrow_chunk(seq0)
+                self.fast_chunks += 1
+            except _Fallback:
+                chunk = None
+        if chunk is None:
+            chunk = self._python_chunk(seq0)
+        self.chunks.append(chunk)
+        self.ids, self.sources = [], []
+
+    def columns(self) -> dict[str, Column]:
+        return {p: Column(p, s.fdef, s.multi) for p, s in sorted(self.cols.items())}
+
+    # ---------------------------------------------------------------- fast path
+
+    def _arrow_chunk(self, seq0: int) -> Chunk:
+        try:
+            arr = pa.array(self.sources)
+        except (pa.ArrowException, OverflowError, TypeError, ValueError):
+            raise _Fallback from None
+        if not pa.types.is_struct(arr.type):
+            raise _Fallback
+        leaves: dict[str, pa.Array] = {}
+        self._walk(arr, "", leaves)
+        n = len(self.ids)
+        arrays: dict[str, pa.Array] = {
+            ID_COL: pa.array(self.ids, pa.string()),
+            SEQ_COL: pa.array(range(seq0, seq0 + n), pa.int64()),
+        }
+        convs: dict[str, str] = {}
+        lists: set[str] = set()
+        for path, raw in leaves.items():
             state = self.cols.get(path)
             if state is None:
                 if path in self.ignored:
                     continue
-                first = value[0] if is_multi(value) else value
+                first = _first_value(raw)
+                if first is None:
+                    continue
                 fdef = self.mapping.resolve(path, first)
                 if fdef is None:
                     self.ignored.add(path)
                     continue
                 state = self.cols[path] = _ColState(fdef)
-            vals = state.values
-            if len(vals) < row:
-                vals.extend([None] * (row - len(vals)))
-            ftype = state.fdef.type
-            if is_multi(value):
-                items = []
-                for item in value:
-                    try:
-                        items.append(coerce(ftype, item))
-                    except Malformed:
-                        self.malformed[path] = self.malformed.get(path, 0) + 1
-                items = sort_multi(ftype, items)
-                if len(items) > 1:
-                    state.multi = True
-                vals.append(items if len(items) > 1 else (items[0] if items else None))
-                continue
-            if ftype in _STR_TYPES and type(value) is str:
-                vals.append(value)
-                continue
+            is_list = pa.types.is_list(raw.type)
             try:
-                vals.append(coerce(ftype, value))
-            except Malformed:
-                self.malformed[path] = self.malformed.get(path, 0) + 1
-                vals.append(None)
-        if len(self.ids) >= CHUNK_ROWS:
-            self.flush()
+                staged, kind = self._convert(state.fdef.type, raw, is_list)
+            except _Fallback:
+                staged, kind = self._coerce_column(path, state, raw, is_list)
+            arrays[path] = staged
+            convs[path] = kind
+            if is_list:
+                lists.add(path)
+        return Chunk(pa.table(arrays), convs, lists)
 
-    def flush(self) -> None:
+    def _walk(self, arr: pa.Array, prefix: str, out: dict[str, pa.Array]) -> None:
+        for i, f in enumerate(arr.type):
+            path = f"{prefix}{f.name}"
+            if path in self.opaque:
+                raise _Fallback
+            child = pc.struct_field(arr, [i])
+            t = child.type
+            if pa.types.is_struct(t):
+                self._walk(child, path + ".", out)
+            elif pa.types.is_list(t) or pa.types.is_large_list(t):
+                vt = t.value_type
+                if pa.types.is_struct(vt):
+                    # an array of objects: every leaf collects the values of all elements
+                    sub: dict[str, pa.Array] = {}
+                    self._walk(child.values, path + ".", sub)
+                    for sp, values in sub.items():
+                        if pa.types.is_list(values.type) or pa.types.is_struct(values.type):
+                            raise _Fallback
+                        out[sp] = pa.ListArray.from_arrays(child.offsets, values, mask=child.is_null())
+                elif pa.types.is_list(vt) or pa.types.is_large_list(vt):
+                    raise _Fallback
+                elif pa.types.is_null(vt):
+                    continue
+                else:
+                    out[path] = child
+            elif pa.types.is_null(t):
+                continue
+            else:
+                out[path] = child
+
+    def _convert(self, es_type: str, raw: pa.Array, is_list: bool) -> tuple[pa.Array, str]:
+        t = raw.type.value_type if is_list else raw.type
+
+        def cast(target: pa.DataType, safe: bool = True) -> pa.Array:
+            return pc.cast(raw, pa.list_(target) if is_list else target, safe=safe)
+
+        if es_type in STR_TYPES:
+            if pa.types.is_string(t):
+                return raw, ""
+            if pa.types.is_integer(t) or pa.types.is_boolean(t):
+                return cast(pa.string()), ""
+            raise _Fallback
+        if es_type in _INT_TYPES:
+            if pa.types.is_integer(t):
+                return cast(pa.int64()), ""
+            if pa.types.is_floating(t):
+                return cast(pa.int64(), safe=False), ""
+            raise _Fallback
+        if es_type in _FLOAT_TYPES:
+            if pa.types.is_integer(t) or pa.types.is_floating(t):
+                return cast(pa.float64()), ""
+            raise _Fallback
+        if es_type in ("date", "date_nanos"):
+            if pa.types.is_string(t):
+                return raw, "date_str"
+            if pa.types.is_integer(t):
+                return cast(pa.int64()), "date_ms"
+            if pa.types.is_timestamp(t):
+                return cast(pa.timestamp("ms"), safe=False), ""
+            raise _Fallback
+        if es_type == "ip":
+            if pa.types.is_string(t):
+                return raw, "ip_str"
+            raise _Fallback
+        if es_type == "boolean":
+            if pa.types.is_boolean(t):
+                return raw, ""
+            raise _Fallback
+        raise _Fallback
+
+    def _coerce_column(self, path: str, state: _ColState, raw: pa.Array, is_list: bool) -> tuple[pa.Array, str]:
+        """Python coercion of one column (Elasticsearch's coercion rules, malformed values counted)."""
+        ftype = state.fdef.type
+        out: list[Any] = []
+        for value in raw.to_pylist():
+            if value is None:
+                out.append(None)
+                continue
+            items = value if is_list else [value]
+            conv = []
+            for item in items:
+                if item is None:
+                    continue
+                try:
+                    conv.append(coerce(ftype, item))
+                except Malformed:
+                    self.malformed[path] = self.malformed.get(path, 0) + 1
+            if is_list:
+                out.append(sort_multi(ftype, conv) or None)
+            else:
+                out.append(conv[0] if conv else None)
+        stype = sql_type(ftype, False)
+        vals = out
+        if stype == "UHUGEINT":
+            vals = [None if v is None else ([str(x) for x in v] if isinstance(v, list) else str(v)) for v in out]
+        atype = _ARROW[stype]
+        return pa.array(vals, pa.list_(atype) if is_list else atype), "ip_dec" if stype == "UHUGEINT" else ""
+
+    # ---------------------------------------------------------------- Python path
+
+    def _python_chunk(self, seq0: int) -> Chunk:
+        start = {p: len(s.values) for p, s in self.cols.items()}
+        for p, s in self.cols.items():
+            s.values = []
+        del start
+        for row, source in enumerate(self.sources):
+            if not isinstance(source, dict):
+                continue
+            for path, value in flatten(source, self.opaque).items():
+                self._add_value(row, path, value)
         n = len(self.ids)
-        if n == 0:
-            return
         arrays: dict[str, pa.Array] = {
             ID_COL: pa.array(self.ids, pa.string()),
-            SEQ_COL: pa.array(self.seqs, pa.int64()),
+            SEQ_COL: pa.array(range(seq0, seq0 + n), pa.int64()),
         }
+        convs: dict[str, str] = {}
+        lists: set[str] = set()
         for path, state in self.cols.items():
             vals = state.values
+            if not vals:
+                continue
             if len(vals) < n:
                 vals.extend([None] * (n - len(vals)))
-            arrays[path] = _to_arrow(state.fdef.type, state.multi, vals)
+            has_list = any(isinstance(v, list) for v in vals)
+            arrays[path] = _to_arrow(state.fdef.type, has_list, vals)
+            convs[path] = "ip_dec" if sql_type(state.fdef.type, False) == "UHUGEINT" else ""
+            if has_list:
+                lists.add(path)
             state.values = []
-        self.chunks.append(pa.table(arrays))
-        self.ids, self.seqs = [], []
+        return Chunk(pa.table(arrays), convs, lists, multi_checked=False)
 
-    def columns(self) -> dict[str, Column]:
-        return {p: Column(p, s.fdef, s.multi) for p, s in sorted(self.cols.items())}
+    def _add_value(self, row: int, path: str, value: Any) -> None:
+        state = self.cols.get(path)
+        if state is None:
+            if path in self.ignored:
+                return
+            first = value[0] if is_multi(value) else value
+            fdef = self.mapping.resolve(path, first)
+            if fdef is None:
+                self.ignored.add(path)
+                return
+            state = self.cols[path] = _ColState(fdef)
+        vals = state.values
+        if len(vals) < row:
+            vals.extend([None] * (row - len(vals)))
+        ftype = state.fdef.type
+        if is_multi(value):
+            items = []
+            for item in value:
+                try:
+                    items.append(coerce(ftype, item))
+                except Malformed:
+                    self.malformed[path] = self.malformed.get(path, 0) + 1
+            items = sort_multi(ftype, items)
+            vals.append(items if len(items) > 1 else (items[0] if items else None))
+            return
+        if ftype in STR_TYPES and type(value) is str:
+            vals.append(value)
+            return
+        try:
+            vals.append(coerce(ftype, value))
+        except Malformed:
+            self.malformed[path] = self.malformed.get(path, 0) + 1
+            vals.append(None)
+
+
+def _first_value(raw: pa.Array) -> Any:
+    arr = raw
+    if pa.types.is_list(arr.type):
+        arr = pc.list_flatten(arr)
+    arr = arr.drop_null()
+    return arr[0].as_py() if len(arr) else None
 
 
 def _to_arrow(es_type: str, multi: bool, vals: list[Any]) -> pa.Array:
@@ -133,21 +361,70 @@ def _to_arrow(es_type: str, multi: bool, vals: list[Any]) -> pa.Array:
     return pa.array(vals, atype)
 
 
-def stage_sql(chunk_name: str, chunk: pa.Table, columns: dict[str, Column], *, doc_offset: int | None = None) -> str:
-    """SELECT turning one staged chunk into the final column types (missing -> NULL, scalar -> [x])."""
-    have = set(chunk.column_names)
+# ---------------------------------------------------------------------------- SQL of staged chunks
+
+
+def _element_sql(col: Column, kind: str, x: str, is_list: bool) -> str:
+    """Converted, doc-values-ordered value of one staged column (list or scalar)."""
+    es_type = col.fdef.type
+    if not is_list:
+        return conv_sql(kind, x)
+    inner = f"list_transform({x}, lambda __e: {conv_sql(kind, '__e')})" if kind else x
+    if es_type in _SORTED_UNIQUE:
+        return f"list_sort(list_distinct({inner}))"
+    if es_type in ("text", "match_only_text") or es_type in OPAQUE_TYPES or es_type == "geo_point":
+        return f"list_filter({inner}, lambda __f: __f IS NOT NULL)"
+    return f"list_sort(list_filter({inner}, lambda __f: __f IS NOT NULL))"
+
+
+def stage_sql(view: str, chunk: Chunk, columns: dict[str, Column], *, doc_offset: int | None = None) -> str:
+    """SELECT turning one staged chunk into the final columns (missing -> NULL, scalar -> [x])."""
+    have = set(chunk.table.column_names)
     parts = [ident(ID_COL), ident(SEQ_COL) if doc_offset is None else f"{ident(SEQ_COL)} + {doc_offset} AS {ident(DOC_COL)}"]
     for path, col in columns.items():
         target = col.sql_type
         if path not in have:
             parts.append(f"NULL::{target} AS {ident(path)}")
             continue
-        is_list = pa.types.is_list(chunk.schema.field(path).type)
-        expr = ident(path)
+        is_list = path in chunk.lists
+        expr = _element_sql(col, chunk.convs.get(path, ""), ident(path), is_list)
         if col.multi and not is_list:
-            expr = f"CASE WHEN {expr} IS NULL THEN NULL ELSE [{expr}] END"
+            expr = f"CASE WHEN ({expr}) IS NULL THEN NULL ELSE [{expr}] END"
+        elif not col.multi and is_list:
+            expr = f"({expr})[1]"
         parts.append(f"CAST({expr} AS {target}) AS {ident(path)}")
-    return f"SELECT {', '.join(parts)} FROM {chunk_name}"
+    return f"SELECT {', '.join(parts)} FROM {view}"
+
+
+def _chunk_stats(con: duckdb.DuckDBPyConnection, view: str, chunk: Chunk, builder: TableBuilder) -> dict[str, int]:
+    """Marks list columns that really hold several values; returns, for columns converted in
+    SQL, how many values were given (to count the ones the conversion rejects)."""
+    exprs: list[tuple[str, str, str]] = []
+    for path in chunk.table.column_names:
+        if path in (ID_COL, SEQ_COL):
+            continue
+        state = builder.cols.get(path)
+        if state is None:
+            continue
+        kind = chunk.convs.get(path, "")
+        c = ident(path)
+        is_list = path in chunk.lists
+        if is_list and not state.multi:
+            distinct = f"list_distinct({c})" if state.fdef.type in _SORTED_UNIQUE else f"list_filter({c}, lambda __f: __f IS NOT NULL)"
+            exprs.append(("multi", path, f"coalesce(max(len({distinct})), 0)"))
+        if kind in ("ip_str", "date_str"):
+            given = f"sum(len(list_distinct({c})))" if is_list else f"count({c})"
+            exprs.append(("given", path, f"coalesce({given}, 0)"))
+    given: dict[str, int] = {}
+    if not exprs:
+        return given
+    row = con.execute(f"SELECT {', '.join(e for _, _, e in exprs)} FROM {view}").fetchall()[0]
+    for (what, path, _), value in zip(exprs, row):
+        if what == "multi" and int(value or 0) > 1:
+            builder.cols[path].multi = True
+        elif what == "given":
+            given[path] = given.get(path, 0) + int(value or 0)
+    return given
 
 
 def write_index(
@@ -155,34 +432,46 @@ def write_index(
 ) -> IndexInfo:
     """Create `table` from a builder's chunks, sorted by @timestamp, and describe it."""
     builder.flush()
-    columns = builder.columns()
-    selects = []
+    views = []
+    given: dict[str, int] = {}
     for i, chunk in enumerate(builder.chunks):
         view = f"__stage_{table}_{i}"
-        con.register(view, chunk)
-        selects.append(stage_sql(view, chunk, columns))
-    order = f"{ident('@timestamp')} NULLS LAST, {ident(SEQ_COL)}" if "@timestamp" in columns else ident(SEQ_COL)
+        con.register(view, chunk.table)
+        views.append(view)
+        for path, n in _chunk_stats(con, view, chunk, builder).items():
+            given[path] = given.get(path, 0) + n
+    columns = builder.columns()
+    selects = [stage_sql(v, c, columns) for v, c in zip(views, builder.chunks)]
+    ts_sortable = "@timestamp" in columns and not columns["@timestamp"].multi
+    order = f"{ident('@timestamp')} NULLS LAST, {ident(SEQ_COL)}" if ts_sortable else ident(SEQ_COL)
     union = " UNION ALL ".join(selects) if selects else _empty_select(columns)
     body = ", ".join(ident(p) for p in columns)
+    # sort once; a streaming row_number over the sorted rows numbers them in that order
     con.execute(
-        f"CREATE TABLE {ident(table)} AS SELECT {ident(ID_COL)}, "
-        f"(row_number() OVER (ORDER BY {order}) - 1)::BIGINT AS {ident(DOC_COL)}"
-        f"{', ' + body if body else ''} FROM ({union}) ORDER BY {ident(DOC_COL)}"
+        f"CREATE TABLE {ident(table)} AS SELECT {ident(ID_COL)}, (row_number() OVER () - 1)::BIGINT AS {ident(DOC_COL)}"
+        f"{', ' + body if body else ''} FROM (SELECT * FROM ({union}) ORDER BY {order})"
     )
-    for i in range(len(builder.chunks)):
-        con.unregister(f"__stage_{table}_{i}")
+    for view in views:
+        con.unregister(view)
     builder.chunks = []
+    if given:
+        kept = con.execute(
+            "SELECT " + ", ".join(
+                f"coalesce(sum(len({ident(p)})), 0)" if columns[p].multi else f"count({ident(p)})" for p in given
+            ) + f" FROM {ident(table)}"
+        ).fetchall()[0]
+        for (path, n), k in zip(given.items(), kept):
+            if n > int(k or 0):
+                builder.malformed[path] = builder.malformed.get(path, 0) + n - int(k or 0)
     min_ts = None
-    if "@timestamp" in columns and not columns["@timestamp"].multi:
+    if ts_sortable:
         rows = con.execute(f"SELECT min({ident('@timestamp')}) FROM {ident(table)}").fetchall()
-        row = rows[0] if rows else None
-        min_ts = row[0] if row else None
+        min_ts = rows[0][0] if rows else None
     name = builder.name
     backing = None
     if data_stream:
         day = (min_ts or dt.datetime(1970, 1, 1)).strftime("%Y.%m.%d")
         backing = f".ds-{name}-{day}-000001"
-    size = _table_size(con, table)
     return IndexInfo(
         name=name,
         kind="data_stream" if data_stream else "index",
@@ -190,7 +479,7 @@ def write_index(
         table=table,
         count=builder.count,
         fields=columns,
-        size_bytes=size,
+        size_bytes=0,
         uuid=hashlib.sha1(f"{name}:{builder.count}".encode()).hexdigest()[:22],
     )
 
@@ -199,16 +488,6 @@ def _empty_select(columns: dict[str, Column]) -> str:
     parts = [f"NULL::VARCHAR AS {ident(ID_COL)}", f"NULL::BIGINT AS {ident(SEQ_COL)}"]
     parts += [f"NULL::{c.sql_type} AS {ident(p)}" for p, c in columns.items()]
     return f"SELECT {', '.join(parts)} WHERE FALSE"
-
-
-def _table_size(con: duckdb.DuckDBPyConnection, table: str) -> int:
-    try:
-        rows = con.execute(
-            "SELECT sum(estimated_size) FROM duckdb_tables() WHERE table_name = ?", [table]
-        ).fetchall()
-        return int(rows[0][0] or 0) if rows else 0
-    except duckdb.Error:
-        return 0
 
 
 def group_docs(
@@ -243,4 +522,4 @@ def default_mapping(name: str, explicit: dict[str, Any] | None) -> MappingSet:
     return MappingSet(explicit=flat, dynamic=dynamic, data_stream=ds, use_ecs=ds)
 
 
-__all__ = ["TableBuilder", "write_index", "group_docs", "default_mapping", "stage_sql", "ms_to_datetime"]
+__all__ = ["TableBuilder", "write_index", "group_docs", "default_mapping", "stage_sql", "ms_to_datetime", "Chunk"]

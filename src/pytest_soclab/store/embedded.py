@@ -45,9 +45,13 @@ def build_database(
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     remove_quietly(tmp)
-    malformed = {name: dict(b.malformed) for name, b in builders.items()}
     con = duckdb.connect(str(tmp))
     try:
+        from .engine import register_udfs
+
+        con.execute("SET TimeZone = 'UTC'")
+        con.execute("SET enable_progress_bar = false")
+        register_udfs(con)
         catalog = build_into(con, builders)
         con.execute("CHECKPOINT")
     except BaseException:
@@ -55,6 +59,8 @@ def build_database(
         remove_quietly(tmp)
         raise
     con.close()
+    malformed = {name: dict(sorted(b.malformed.items())) for name, b in builders.items()}
+    fast = {name: b.fast_chunks for name, b in builders.items()}
     os.replace(tmp, path)
     remove_quietly(tmp)
     total = sum(i.count for i in catalog.indices.values())
@@ -69,6 +75,7 @@ def build_database(
                 "kind": info.kind,
                 "fields": len(info.fields),
                 "malformed": malformed.get(name, {}),
+                "fast_chunks": fast.get(name, 0),
             }
             for name, info in catalog.indices.items()
         },
@@ -115,14 +122,14 @@ class EmbeddedBackend:
         from .dsl.search import search
 
         _check_str("index", index)
-        return search(self.engine, index, body)
+        return _guarded(lambda: search(self.engine, index, body))
 
     def esql_query(
         self, query: str, params: list[Any] | None = None, columnar: bool = False
     ) -> dict[str, Any]:
         from .esql.run import run
 
-        return run(self.engine, query, params=params, columnar=columnar)
+        return _guarded(lambda: run(self.engine, query, params=params, columnar=columnar))
 
     def close(self) -> None:
         self.engine.close()
@@ -132,6 +139,18 @@ class EmbeddedBackend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _guarded(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Last line of defence: an unexpected failure still answers in Elasticsearch's shape."""
+    try:
+        return call()
+    except (EsError, SoclabError):
+        raise
+    except RecursionError:
+        raise EsError(400, "illegal_argument_exception", "the request is nested too deeply") from None
+    except Exception as exc:  # noqa: BLE001 - reported as a 500, like an Elasticsearch internal error
+        raise EsError(500, "exception", f"the embedded store failed on this request: {type(exc).__name__}: {exc}") from None
 
 
 def _check_str(name: str, value: Any) -> None:
@@ -228,6 +247,7 @@ def open_sources(specs: list[str], *, now: dt.datetime | None = None) -> Embedde
     con = duckdb.connect(":memory:")
     from .engine import register_udfs
 
+    con.execute("SET TimeZone = 'UTC'")
     register_udfs(con)
     catalog = build_into(con, builders)
     engine = Engine.from_connection(con, catalog)

@@ -49,7 +49,8 @@ def _udf_warn(token: pa.Array, wid: pa.Array, cond: pa.Array) -> pa.Array:
 
 
 def _udf_ip_str(values: pa.Array) -> pa.Array:
-    return pa.array([None if v is None else int_to_ip(v) for v in values.to_pylist()], pa.string())
+    # takes the address as decimal text: Arrow's decimal128 cannot hold every 128-bit value
+    return pa.array([None if v is None else int_to_ip(int(v)) for v in values.to_pylist()], pa.string())
 
 
 def _udf_ip_parse(values: pa.Array) -> pa.Array:
@@ -62,9 +63,11 @@ def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
         "__w", _udf_warn, ["BIGINT", "INTEGER", "BOOLEAN"], "BOOLEAN", type="arrow", side_effects=True,
         null_handling="special",
     )  # fmt: skip
-    con.create_function("__ip_str", _udf_ip_str, ["UHUGEINT"], "VARCHAR", type="arrow")
+    con.create_function("__ip_str", _udf_ip_str, ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")
     # parsed as decimal text: Arrow has no 128-bit integer type; cast to UHUGEINT by the caller
-    con.create_function("__ip_parse_text", _udf_ip_parse, ["VARCHAR"], "VARCHAR", type="arrow")
+    con.create_function(
+        "__ip_parse_text", _udf_ip_parse, ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special"
+    )
 
 
 def _base(path: Path) -> tuple[duckdb.DuckDBPyConnection, Catalog]:
@@ -84,6 +87,7 @@ def _base(path: Path) -> tuple[duckdb.DuckDBPyConnection, Catalog]:
         except duckdb.Error as exc:
             raise SoclabError(f"store file {path} is not a soclab store: {exc}") from None
         catalog = Catalog.from_json(json.loads(row[0]))
+        con.execute("SET TimeZone = 'UTC'")
         register_udfs(con)
         _BASE[key] = (con, catalog)
         return con, catalog
@@ -91,6 +95,7 @@ def _base(path: Path) -> tuple[duckdb.DuckDBPyConnection, Catalog]:
 
 def _memory_base() -> tuple[duckdb.DuckDBPyConnection, Catalog]:
     con = duckdb.connect(":memory:")
+    con.execute("SET TimeZone = 'UTC'")
     register_udfs(con)
     return con, Catalog()
 
@@ -181,14 +186,17 @@ def _apply_overlay(
         ds = base.kind == "data_stream" if base else is_data_stream_name(stream)
         fixed = dict(base.fields) if base else {}
         mapping = MappingSet(explicit={p: c.fdef for p, c in fixed.items()}, data_stream=ds, use_ecs=True)
-        builder = TableBuilder(stream, mapping, fixed=fixed)
+        builder = TableBuilder(stream, mapping, fixed=fixed, fast=False)
         for doc_id, source in items:
             builder.add(doc_id, source)
         builder.flush()
-        merged = builder.columns()
         view = f"__overlay_{serial}_{n}"
         chunk = builder.chunks[0]
-        con.register(view, chunk)
+        con.register(view, chunk.table)
+        from .build import _chunk_stats
+
+        _chunk_stats(con, view, chunk, builder)
+        merged = builder.columns()
         offset = base.count if base else 0
         parts = [stage_sql(view, chunk, merged, doc_offset=offset)]
         if base is not None:
@@ -237,9 +245,24 @@ def build_into(
     for n, (name, builder) in enumerate(sorted(builders.items()), start=start):
         ds = builder.mapping.data_stream
         catalog.indices[name] = write_index(con, builder, f"t{n}", data_stream=ds)
+    _estimate_sizes(con, catalog)
     con.execute(f"CREATE TABLE {ident(CATALOG_TABLE)} (json VARCHAR)")
     con.execute(f"INSERT INTO {ident(CATALOG_TABLE)} VALUES (?)", [json.dumps(catalog.to_json())])
     return catalog
+
+
+def _estimate_sizes(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> None:
+    """Share the database's used bytes among indices by their cell counts (for _cat/indices)."""
+    try:
+        con.execute("CHECKPOINT")
+        rows = con.execute("SELECT used_blocks * block_size, memory_usage FROM pragma_database_size()").fetchall()
+        total = int(rows[0][0] or 0) if rows else 0
+    except duckdb.Error:
+        total = 0
+    weights = {n: max(1, i.count) * max(1, len(i.fields)) for n, i in catalog.indices.items()}
+    whole = sum(weights.values()) or 1
+    for name, info in catalog.indices.items():
+        info.size_bytes = total * weights[name] // whole
 
 
 def remove_quietly(path: Path) -> None:

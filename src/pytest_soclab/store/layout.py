@@ -177,7 +177,7 @@ def parse_date_ms(value: Any) -> int | None:
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
             return None
-        return int(value)
+        return int(value) if MIN_MS <= value <= MAX_MS else None
     if not isinstance(value, str):
         return None
     text = value.strip()
@@ -185,8 +185,9 @@ def parse_date_ms(value: Any) -> int | None:
         return None
     if _NUMERIC.match(text):
         if len(text) == 4 and _YEAR_ONLY.match(text):
-            return _to_ms(dt.datetime(int(text), 1, 1))
-        return int(float(text))
+            return _to_ms(dt.datetime(max(1, int(text)), 1, 1))
+        ms = int(float(text))
+        return ms if MIN_MS <= ms <= MAX_MS else None
     try:
         if _DATE_ONLY.match(text):
             parts = [int(p) for p in text.split("-")]
@@ -204,7 +205,14 @@ def _to_ms(value: dt.datetime) -> int:
     return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
+MIN_MS = -62135596800000  # 0001-01-01
+MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999
+
+
 def ms_to_datetime(ms: int) -> dt.datetime:
+    """Epoch millis as a naive UTC datetime; ValueError outside years 1..9999."""
+    if not MIN_MS <= ms <= MAX_MS:
+        raise ValueError(f"date [{ms}] is out of the supported range [0001-01-01, 9999-12-31]")
     return _EPOCH + dt.timedelta(milliseconds=ms)
 
 

@@ -80,21 +80,57 @@ def source_filter(spec: Any) -> tuple[bool, list[str], list[str]]:
     raise parsing_exception("[_source] must be a boolean, a string, an array or an object")
 
 
+def _converter(es_type: str) -> Any:
+    """A fast per-value converter for one field type (None: the stored value is already JSON)."""
+    if es_type == "ip":
+        return lambda v: int_to_ip(int(v))
+    if es_type in ("date", "date_nanos"):
+        return format_date
+    if es_type in ("flattened", "nested", "geo_point"):
+        return lambda v, t=es_type: json_value(t, v)
+    return None
+
+
+def _plan(info: IndexInfo, includes: list[str], excludes: list[str]) -> list[tuple[str, tuple[str, ...], Any]]:
+    cache: dict[Any, Any] = info.__dict__.setdefault("_render_plans", {})
+    key = (tuple(includes), tuple(excludes))
+    plan = cache.get(key)
+    if plan is None:
+        plan = []
+        for path in sorted(info.fields):
+            if includes and not path_matches(path, includes):
+                continue
+            if excludes and path_matches(path, excludes):
+                continue
+            plan.append((path, tuple(path.split(".")), _converter(info.fields[path].fdef.type)))
+        cache[key] = plan
+    return plan
+
+
 def build_source(info: IndexInfo, row: dict[str, Any], includes: list[str], excludes: list[str]) -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for path, col in info.fields.items():
+    """Synthetic `_source`: non-null fields, nested by path, single-value arrays as scalars."""
+    root: dict[str, Any] = {}
+    for path, parts, conv in _plan(info, includes, excludes):
         value = row.get(path)
         if value is None:
             continue
-        if includes and not path_matches(path, includes):
-            continue
-        if excludes and path_matches(path, excludes):
-            continue
-        rendered = json_value(col.fdef.type, value)
-        if isinstance(rendered, list) and len(rendered) == 1:
-            rendered = rendered[0]
-        flat[path] = rendered
-    return unflatten(flat)
+        if type(value) is list:
+            if conv is not None:
+                value = [conv(v) for v in value if v is not None]
+            if len(value) == 1:
+                value = value[0]
+            elif not value:
+                continue
+        elif conv is not None:
+            value = conv(value)
+        node = root
+        for part in parts[:-1]:
+            nxt = node.get(part)
+            if nxt is None or type(nxt) is not dict:
+                nxt = node[part] = {}
+            node = nxt
+        node[parts[-1]] = value
+    return root
 
 
 def field_values(info: IndexInfo, row: dict[str, Any], patterns: list[tuple[str, str | None]]) -> dict[str, list[Any]]:

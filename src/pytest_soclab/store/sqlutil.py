@@ -66,3 +66,31 @@ def glob_to_like(pattern: str, *, escapes: bool = True) -> str:
             out.append(like_escape(ch))
         i += 1
     return "".join(out)
+
+
+def glob_sql(x: str, pattern: str, case_insensitive: bool = False) -> str:
+    """SQL testing that `x` matches a whole-value wildcard pattern, in the cheapest form DuckDB
+    has for it (equality, prefix, suffix, substring, then LIKE)."""
+    if "\\" not in pattern and "?" not in pattern:
+        stars = pattern.count("*")
+        core = pattern.strip("*")
+        if "*" not in core:
+            lead, trail = pattern.startswith("*"), pattern.endswith("*")
+            if case_insensitive:
+                if stars == 0:
+                    return f"(lower({x}) = {string(core.lower())})"
+            elif stars == 0:
+                return f"({x} = {string(core)})"
+            elif lead and trail and core:
+                return f"contains({x}, {string(core)})"
+            elif trail and not lead:
+                return f"starts_with({x}, {string(core)})"
+            elif lead and not trail:
+                return f"ends_with({x}, {string(core)})"
+            elif not core:
+                return f"({x} IS NOT NULL)"
+    like = glob_to_like(pattern)
+    op = "ILIKE" if case_insensitive else "LIKE"
+    if like == glob_to_like(pattern, escapes=False) and "\\" not in like:
+        return f"({x} {op} {string(like)})"
+    return f"({x} {op} {string(like)} ESCAPE '\\')"

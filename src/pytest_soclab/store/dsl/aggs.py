@@ -133,6 +133,7 @@ class DocsBuilder:
         self.fields: dict[str, FieldCol] = {}
         self.queries: list[tuple[str, Any]] = []
         self.need_score = False
+        self.source_cols: list[tuple[str, str]] | None = None  # for top_hits: every stored column
 
     def field(self, name: Any, agg: str, kind: str, *, allow_text: bool = False) -> FieldCol | None:
         if not isinstance(name, str):
@@ -191,6 +192,10 @@ class DocsBuilder:
                     cols.append(f"{ident(ref.column)}::{target} AS {col.alias}")
             for alias, q in self.queries:
                 cols.append(f"({compile_query(q, plan.ctx, False).where}) AS {alias}")
+            if self.source_cols is not None:
+                cols.append(f"{ident('_id')} AS __id")
+                for k, (path, sql_type) in enumerate(self.source_cols):
+                    cols.append(f"{ident(path) if path in plan.info.fields else 'NULL::' + sql_type} AS __src{k}")
             parts.append(f"SELECT {', '.join(cols)} FROM {plan.rel} WHERE {_filtered(plan, 'TRUE', self.min_score)}")
         return " UNION ALL ".join(parts)
 
@@ -269,9 +274,11 @@ class _Runner:
                     raise parsing_exception("[multi_terms] requires at least two [terms]")
                 self.cols[id(node)] = [self.b.field(tt.get("field"), node.name, t) for tt in terms]
             elif t == "top_hits":
-                from .search import parse_sort
+                from .search import _doc_columns, parse_sort
 
                 self.b.need_score = True
+                if self.b.source_cols is None:
+                    self.b.source_cols = _doc_columns(self.b.plans)
                 for key in parse_sort(p.get("sort")):
                     if key.kind == "field":
                         self.b.field(key.field, node.name, "top_hits")
@@ -324,6 +331,87 @@ class _Runner:
                 bucket[node.name] = _metric_result(node, self.cols.get(id(node)), vals[start : start + n])
 
     def _top_hits(self, node: AggNode, level: Level, out: dict[tuple[Any, ...], dict[str, Any]]) -> None:
+        from .search import parse_sort
+
+        sort = parse_sort(node.params.get("sort"))
+        if self.b.source_cols is not None and len(sort) <= 1:
+            self._top_hits_by(node, level, out, sort)
+        else:
+            self._top_hits_window(node, level, out)
+
+    def _top_hits_by(self, node: AggNode, level: Level, out: dict[tuple[Any, ...], dict[str, Any]], sort: list[Any]) -> None:
+        """top_hits as one grouped max_by/min_by over whole rows: no second lookup of the documents."""
+        from ..render import build_source, source_filter
+
+        p = node.params
+        size, offset = int(p.get("size", 3)), int(p.get("from", 0))
+        if size < 0 or offset < 0:
+            raise bad_request("[from] and [size] of [top_hits] must be non-negative")
+        pos = "(__i::DOUBLE * 1e12 + __d::DOUBLE)"
+        key = sort[0] if sort else None
+        col: FieldCol | None = None
+        if key is None or key.kind == "score":
+            fn, val = "max_by", f"struct_pack(k := __s, t := -{pos})"
+            if key is not None and not key.desc:
+                fn, val = "min_by", f"struct_pack(k := __s, t := {pos})"
+        elif key.kind == "doc":
+            fn, val = ("max_by", f"-{pos}") if not key.desc else ("max_by", pos)
+            if not key.desc:
+                fn, val = "min_by", pos
+        else:
+            col = self.b.fields.get(key.field)
+            if col is None:
+                fn, val = "min_by", pos
+            else:
+                expr = col.alias if not col.multi else f"list_{'max' if key.desc else 'min'}({col.alias})"
+                low, high = _SENTINEL[col.family]
+                if key.desc:
+                    fn, val = "max_by", f"struct_pack(k := coalesce({expr}, {low}), t := -{pos})"
+                else:
+                    fn, val = "min_by", f"struct_pack(k := coalesce({expr}, {high}), t := {pos})"
+        src = self.b.source_cols or []
+        fields = ", ".join(["__i := __i", "__d := __d", "__s := __s", "__id := __id"]
+                           + ([f"__k := {col.alias}"] if col is not None else [])
+                           + [f"__src{k} := __src{k}" for k in range(len(src))])  # fmt: skip
+        keys = ", ".join(level.keys)
+        n = max(1, offset + size)
+        sql = (
+            f"SELECT {keys + ', ' if keys else ''}count(*) AS __tot, {fn}(struct_pack({fields}), {val}, {n}) AS __top "
+            f"FROM ({level.sql}){' GROUP BY ' + keys if keys else ''}"
+        )
+        rows = self.query(sql)
+        nk = len(level.keys)
+        enabled, inc, exc = source_filter(p.get("_source"))
+        scored = key is None or key.kind == "score"
+        names = [path for path, _ in src]
+        for row in rows:
+            parent = tuple(row[:nk])
+            total = int(row[nk])
+            picked = (row[nk + 1] or [])[offset : offset + size]
+            hits = []
+            for rec in picked:
+                plan = self.b.plans[int(rec["__i"])]
+                doc = {name: rec[f"__src{k}"] for k, name in enumerate(names)}
+                hit: dict[str, Any] = {"_index": plan.info.concrete, "_id": rec["__id"],
+                                       "_score": float(rec["__s"]) if scored and rec["__s"] is not None else None}  # fmt: skip
+                if enabled:
+                    hit["_source"] = build_source(plan.info, doc, inc, exc)
+                if key is not None:
+                    if key.kind == "score":
+                        hit["sort"] = [float(rec["__s"])]
+                    elif key.kind == "doc":
+                        hit["sort"] = [int(rec["__d"])]
+                    else:
+                        hit["sort"] = [_sort_render(rec.get("__k"), col, key.desc)]
+                hits.append(hit)
+            if size == 0:
+                hits = []
+            max_score = max((h["_score"] for h in hits if h["_score"] is not None), default=None)
+            out.setdefault(parent, {})[node.name] = {
+                "hits": {"total": {"value": total, "relation": "eq"}, "max_score": max_score, "hits": hits}
+            }
+
+    def _top_hits_window(self, node: AggNode, level: Level, out: dict[tuple[Any, ...], dict[str, Any]]) -> None:
         from ..render import build_source, source_filter
         from .search import parse_sort
 
@@ -410,6 +498,23 @@ class _Runner:
         handler = getattr(self, f"_b_{kind}")
         handler(node, level, out)
 
+    def _split_children(self, node: AggNode) -> tuple[list[AggNode], list[str], list[tuple[AggNode, int, int]]]:
+        """Metric children computed in the parent's GROUP BY; the rest evaluated per chosen bucket."""
+        exprs: list[str] = []
+        slots: list[tuple[AggNode, int, int]] = []
+        rest: list[AggNode] = []
+        for child in node.children:
+            if child.type in METRIC_TYPES and child.type != "top_hits":
+                e = _metric_exprs(child, self.cols.get(id(child)))
+                slots.append((child, len(exprs), len(e)))
+                exprs.extend(e)
+            else:
+                rest.append(child)
+        return rest, exprs, slots
+
+    def _fill(self, slots: list[tuple[AggNode, int, int]], vals: Any) -> dict[str, Any]:
+        return {c.name: _metric_result(c, self.cols.get(id(c)), vals[a : a + n]) for c, a, n in slots}
+
     def _new_key(self) -> str:
         self.level_no += 1
         return f"k{self.level_no}"
@@ -482,17 +587,23 @@ class _Runner:
         if rare:
             max_doc = int(p.get("max_doc_count", 1))
             having = f"HAVING count(*) <= {max_doc}"
-        inner = f"SELECT {group}, count(*) AS __c{mcols} FROM ({ksql}) GROUP BY {group} {having}"
+        rest, xexprs, slots = self._split_children(node)
+        xcols = "".join(f", {e} AS __x{i}" for i, e in enumerate(xexprs))
+        xsel = "".join(f", __x{i}" for i in range(len(xexprs)))
+        inner = f"SELECT {group}, count(*) AS __c{mcols}{xcols} FROM ({ksql}) GROUP BY {group} {having}"
         sql = (
-            f"SELECT {group}, __c, sum(__c) OVER ({part}) AS __tot FROM ({inner}) "
+            f"SELECT {group}, __c, sum(__c) OVER ({part}) AS __tot{xsel} FROM ({inner}) "
             f"QUALIFY row_number() OVER ({part}ORDER BY {order_sql}) <= {size} "
             f"ORDER BY {parents + ', ' if parents else ''}row_number() OVER ({part}ORDER BY {order_sql})"
         )
         rows = self.query(sql)
         nk = len(level.keys)
         selected = [tuple(r[: nk + 1]) for r in rows]
-        child = self._child_level(level, ksql, [key], [col.family], selected) if node.children else None
-        sub = self.eval(node.children, child) if child else {}
+        child = self._child_level(level, ksql, [key], [col.family], selected) if rest else None
+        sub = self.eval(rest, child) if child else {}
+        for r in rows:
+            if slots:
+                sub.setdefault(tuple(r[: nk + 1]), {}).update(self._fill(slots, r[nk + 3 :]))
         grouped: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         totals: dict[tuple[Any, ...], int] = {}
         for r in rows:
@@ -685,17 +796,20 @@ class _Runner:
             if conds:
                 ksql = f"SELECT * FROM ({ksql}) WHERE {' AND '.join(conds)}"
         group = ", ".join(level.keys + [key])
-        parents = ", ".join(level.keys)
-        rows = self.query(f"SELECT {group}, count(*) FROM ({ksql}) GROUP BY {group} ORDER BY {group}")
+        rest, xexprs, slots = self._split_children(node)
+        xcols = "".join(f", {e}" for e in xexprs)
+        rows = self.query(f"SELECT {group}, count(*){xcols} FROM ({ksql}) GROUP BY {group} ORDER BY {group}")
         nk = len(level.keys)
         counts: dict[tuple[Any, ...], dict[Any, int]] = {}
         for r in rows:
             counts.setdefault(tuple(r[:nk]), {})[r[nk]] = int(r[nk + 1])
         ext = p.get("extended_bounds")
-        del parents
         selected = [tuple(r[: nk + 1]) for r in rows if int(r[nk + 1]) >= max(min_doc, 1)]
-        child = self._child_level(level, ksql, [key], level.families[:0] + [fam], selected) if node.children else None
-        sub = self.eval(node.children, child) if child else {}
+        child = self._child_level(level, ksql, [key], level.families[:0] + [fam], selected) if rest else None
+        sub = self.eval(rest, child) if child else {}
+        for r in rows:
+            if slots:
+                sub.setdefault(tuple(r[: nk + 1]), {}).update(self._fill(slots, r[nk + 2 :]))
         fmt = p.get("format")
         for parent in _parents(out, level, self) | set(counts) | ({()} if not level.keys else set()):
             cmap = counts.get(parent, {})
@@ -858,11 +972,16 @@ class _Runner:
 
     def _single(self, node: AggNode, level: Level, out: dict[tuple[Any, ...], dict[str, Any]], ksql: str, key: str) -> None:
         group = ", ".join(level.keys + [key])
-        rows = self.query(f"SELECT {group}, count(*) FROM ({ksql}) GROUP BY {group}")
+        rest, xexprs, slots = self._split_children(node)
+        xcols = "".join(f", {e}" for e in xexprs)
+        rows = self.query(f"SELECT {group}, count(*){xcols} FROM ({ksql}) GROUP BY {group}")
         nk = len(level.keys)
         counts = {tuple(r[:nk]): int(r[nk + 1]) for r in rows}
-        child = self._child_level(level, ksql, [key], ["long"], None) if node.children else None
-        sub = self.eval(node.children, child) if child else {}
+        child = self._child_level(level, ksql, [key], ["long"], None) if rest else None
+        sub = self.eval(rest, child) if child else {}
+        for r in rows:
+            if slots:
+                sub.setdefault(tuple(r[: nk + 1]), {}).update(self._fill(slots, r[nk + 2 :]))
         for parent in _parents(out, level, self) | set(counts) | ({()} if not level.keys else set()):
             res = {"doc_count": counts.get(parent, 0)}
             res.update(_sub_results(node, sub.get(parent + (0,), {})))
@@ -1073,7 +1192,7 @@ def _metric_exprs(node: AggNode, col: FieldCol | None) -> list[str]:
             "stats": [f"len({v})", f"list_min({v})", f"list_max({v})", f"list_avg({v})", f"coalesce(list_sum({v}), 0)"],
             "extended_stats": [f"len({v})", f"list_min({v})", f"list_max({v})", f"list_avg({v})", f"coalesce(list_sum({v}), 0)",
                                f"list_sum(list_transform({v}, lambda __y: __y * __y))", f"list_var_pop({v})", f"list_var_samp({v})"],
-            "percentiles": [f"list_aggregate({v}, 'quantile_cont', {_percents(node.params)})"],
+            "percentiles": [f"list_aggregate({v}, 'quantile_cont', {[q / 100 for q in _percents(node.params)]})"],
             "median_absolute_deviation": [f"list_aggregate({v}, 'mad')"],
         }  # fmt: skip
         return aggs[t]
@@ -1083,7 +1202,7 @@ def _metric_exprs(node: AggNode, col: FieldCol | None) -> list[str]:
         "stats": [f"count({v})", f"min({v})", f"max({v})", f"avg({v})", f"coalesce(sum({v}), 0)"],
         "extended_stats": [f"count({v})", f"min({v})", f"max({v})", f"avg({v})", f"coalesce(sum({v}), 0)",
                            f"sum({v} * {v})", f"var_pop({v})", f"var_samp({v})"],
-        "percentiles": [f"quantile_cont({v}, {_percents(node.params)})"],
+        "percentiles": [f"quantile_cont({v}, {[q / 100 for q in _percents(node.params)]})"],
         "median_absolute_deviation": [f"mad({v})"],
     }  # fmt: skip
     return aggs[t]
@@ -1308,12 +1427,21 @@ def _date_bucket(p: dict[str, Any], tz: dt.tzinfo | None) -> tuple[Any, tuple[st
         if unit is None:
             raise bad_request(f"The supplied interval [{cal}] could not be parsed as a calendar interval.")
 
+        fixed_off = None
+        if isinstance(tz, dt.timezone) and tz != dt.timezone.utc:
+            off = tz.utcoffset(None)
+            fixed_off = int(off.total_seconds() * 1000) if off else 0
+
         def expr(x: str, unit: str = unit) -> str:
+            if fixed_off is not None:
+                shift = fixed_off - offset_ms
+                local = f"({x} + to_milliseconds({shift}))"
+                return f"(epoch_ms(date_trunc('{unit}', {local})) - ({shift}))"
             if tzname is None:
-                inner = f"date_trunc('{unit}', {x} - INTERVAL {offset_ms} MILLISECOND) + INTERVAL {offset_ms} MILLISECOND"
+                inner = f"date_trunc('{unit}', {x} - to_milliseconds({offset_ms})) + to_milliseconds({offset_ms})"
                 return f"epoch_ms({inner})"
             local = f"timezone({string(tzname)}, {x}::TIMESTAMPTZ)"
-            trunc = f"date_trunc('{unit}', {local} - INTERVAL {offset_ms} MILLISECOND) + INTERVAL {offset_ms} MILLISECOND"
+            trunc = f"date_trunc('{unit}', {local} - to_milliseconds({offset_ms})) + to_milliseconds({offset_ms})"
             return f"epoch_ms(timezone({string(tzname)}, {trunc}))"
 
         return expr, ("calendar", unit)
@@ -1470,6 +1598,16 @@ def _range_bucket(r: dict[str, Any], lo: Any, hi: Any, col: FieldCol | None, kin
             if is_date:
                 b["to_as_string"] = format_ms(int(hi), fmt)
     return b
+
+
+_SENTINEL = {
+    "str": ("''", "'\U0010ffff'"),
+    "long": ("(-9223372036854775808)::BIGINT", "9223372036854775807::BIGINT"),
+    "double": ("'-inf'::DOUBLE", "'inf'::DOUBLE"),
+    "date": ("TIMESTAMP '0001-01-01'", "TIMESTAMP '9999-12-31'"),
+    "ip": ("'0'::UHUGEINT", f"'{2**128 - 1}'::UHUGEINT"),
+    "bool": ("FALSE", "TRUE"),
+}
 
 
 def _sort_render(value: Any, col: FieldCol | None, desc: bool) -> Any:

@@ -41,7 +41,14 @@ def evaluate(
                 f"failed to parse date field [{base}] with format [{formats or 'strict_date_optional_time||epoch_millis'}]"
             )
         if not math:
-            return ms
+            unit = _precision(base) if round_up and not formats else None
+            if unit is None:
+                return ms
+            # missing date components round up to the end of the given precision, as ES parses upper bounds
+            when = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=ms)
+            if tz is not None:
+                when = when.astimezone(tz)
+            return datetime_to_ms(_round(when, unit, True))
         anchor = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=ms)
     if tz is not None:
         anchor = anchor.astimezone(tz)
@@ -57,6 +64,23 @@ def evaluate(
             n = int(m.group(2)) * (1 if m.group(1) == "+" else -1)
             anchor = _add(anchor, n, m.group(3))
     return datetime_to_ms(anchor)
+
+
+_PRECISION = [
+    (re.compile(r"^\d{4}$"), "y"),
+    (re.compile(r"^\d{4}-\d{2}$"), "M"),
+    (re.compile(r"^\d{4}-\d{2}-\d{2}$"), "d"),
+    (re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}$"), "h"),
+    (re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(Z|[+-]\d{2}:?\d{2})?$"), "m"),
+    (re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(Z|[+-]\d{2}:?\d{2})?$"), "s"),
+]
+
+
+def _precision(text: str) -> str | None:
+    for rx, unit in _PRECISION:
+        if rx.match(text.strip()):
+            return unit
+    return None
 
 
 def _add(when: dt.datetime, n: int, unit: str) -> dt.datetime:

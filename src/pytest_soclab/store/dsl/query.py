@@ -1,7 +1,8 @@
 """Query DSL -> SQL predicate (and a simple relevance score) over one index table.
 
-Each leaf answers with a non-null boolean, so `must_not` keeps documents that lack the
-field, as Elasticsearch does. Scores: every matching query-context clause adds its boost
+Leaves are plain SQL predicates (NULL when the field is missing), so DuckDB can push them
+into the scan; negation and clause counting treat NULL as false, so `must_not` keeps
+documents that lack the field, as Elasticsearch does. Scores: every matching query-context clause adds its boost
 (match queries: per matching term); filter context scores 0. This orders results sensibly
 but is not BM25.
 """
@@ -19,7 +20,7 @@ from ..catalog import FieldRef, IndexInfo
 from ..datefmt import DateFormatError, parse_timezone
 from ..layout import cidr_range, ip_to_int, ms_to_datetime
 from ..mappings import DATE_TYPES, FLOAT_TYPES, INTEGER_TYPES, KEYWORD_TYPES, TEXT_TYPES
-from ..sqlutil import glob_to_like, ident, literal, string
+from ..sqlutil import glob_sql, ident, literal, string
 from . import text
 from .datemath import DateMathError, evaluate
 from .errors import EsError, parsing_exception, shard_failure, unsupported
@@ -89,8 +90,8 @@ def _col(ref: FieldRef) -> str:
 def _any(ref: FieldRef, pred: Callable[[str], str]) -> str:
     """A per-value predicate over a field, true when any value satisfies it."""
     if not ref.multi:
-        return f"coalesce({pred(_col(ref))}, FALSE)"
-    return f"coalesce(len(list_filter({_col(ref)}, lambda __v: {pred('__v')})) > 0, FALSE)"
+        return f"({pred(_col(ref))})"
+    return f"(len(list_filter({_col(ref)}, lambda __v: {pred('__v')})) > 0)"
 
 
 def _field_body(kind: str, body: Any, value_key: str = "value") -> tuple[str, dict[str, Any]]:
@@ -180,6 +181,8 @@ def _date_ms(ref: FieldRef, value: Any, ctx: Ctx, *, round_up: bool = False, fmt
     if isinstance(value, bool):
         value = str(value).lower()
     if isinstance(value, (int, float)) and not fmt:
+        if not isinstance(value, int) and not math.isfinite(value):
+            raise ctx.fail("parse_exception", f"failed to parse date field [{value}]")
         return int(value)
     try:
         return evaluate(str(value), ctx.now, round_up=round_up, formats=fmt, tz=tz)
@@ -190,7 +193,10 @@ def _date_ms(ref: FieldRef, value: Any, ctx: Ctx, *, round_up: bool = False, fmt
 
 
 def _ts(ms: int) -> str:
-    return literal(ms_to_datetime(ms))
+    try:
+        return literal(ms_to_datetime(ms))
+    except ValueError as exc:
+        raise shard_failure("_all", "parse_exception", f"failed to parse date field: {exc}") from None
 
 
 def _ip_literal(num: int) -> str:
@@ -216,8 +222,8 @@ def _equals(ref: FieldRef, values: list[Any], ctx: Ctx, *, case_insensitive: boo
             s_cmp = s.lower() if case_insensitive else s
             if text.tokenize(s_cmp) != [s_cmp]:
                 continue
-            pattern = text.token_regex(s_cmp)
-            preds.append(f"regexp_matches(lower(__v), {string(pattern)})")
+            # one whole token of the analysed (lowercased) text
+            preds.append(text.match_sql("__v", text.token_regex(s_cmp), s_cmp))
         if not preds:
             return FALSE
         return _any(ref, lambda x: " OR ".join(p.replace("__v", x) for p in preds))
@@ -274,11 +280,11 @@ def _in(ref: FieldRef, lits: list[str]) -> str:
     col = _col(ref)
     if ref.multi:
         if len(lits) == 1:
-            return f"coalesce(list_contains({col}, {lits[0]}), FALSE)"
-        return f"coalesce(list_has_any({col}, [{', '.join(lits)}]), FALSE)"
+            return f"list_contains({col}, {lits[0]})"
+        return f"list_has_any({col}, [{', '.join(lits)}])"
     if len(lits) == 1:
-        return f"coalesce({col} = {lits[0]}, FALSE)"
-    return f"coalesce({col} IN ({', '.join(lits)}), FALSE)"
+        return f"({col} = {lits[0]})"
+    return f"({col} IN ({', '.join(lits)}))"
 
 
 def _or(parts: list[str]) -> str:
@@ -478,7 +484,7 @@ def _prefix_pred(ref: FieldRef, value: str, ci: bool, ctx: Ctx) -> str:
         v = value.lower() if ci else value
         if v != v.lower():
             return FALSE
-        return _any(ref, lambda x: f"regexp_matches(lower({x}), {string(text.prefix_regex(v))})")
+        return _any(ref, lambda x: text.match_sql(x, text.prefix_regex(v), v))
     if _is_keyword(ref) or ref.column == "_id":
         if ci:
             return _any(ref, lambda x: f"starts_with(lower({x}), {string(value.lower())})")
@@ -507,11 +513,10 @@ def _wildcard(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
 def _wildcard_pred(ref: FieldRef, value: str, ci: bool, ctx: Ctx) -> str:
     if _is_text(ref):
         v = value.lower() if ci else value
-        return _any(ref, lambda x: f"regexp_matches(lower({x}), {string(text.wildcard_token_regex(v))})")
+        lit = max((p for p in v.replace("?", "*").split("*")), key=len, default="")
+        return _any(ref, lambda x: text.match_sql(x, text.wildcard_token_regex(v), lit or None))
     if _is_keyword(ref) or ref.column == "_id":
-        like = glob_to_like(value)
-        op = "ILIKE" if ci else "LIKE"
-        return _any(ref, lambda x: f"{x} {op} {string(like)} ESCAPE '\\'")
+        return _any(ref, lambda x: glob_sql(x, value, ci))
     raise ctx.fail(
         "query_shard_exception",
         f"Can only use wildcard queries on keyword and text fields - not on [{ref.name}] which is of type [{ref.type}]",
@@ -529,7 +534,7 @@ def _regexp(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
         pattern = "(?i)" + pattern
     if _is_text(ref):
         full = text.LEFT + "(?:" + pattern + ")" + text.RIGHT
-        return _scored(_any(ref, lambda x: f"regexp_matches(lower({x}), {string(full)})"), _boost(opts))
+        return _scored(_any(ref, lambda x: text.match_sql(x, full)), _boost(opts))
     if _is_keyword(ref) or ref.column == "_id":
         return _scored(_any(ref, lambda x: f"regexp_full_match({x}, {string(pattern)})"), _boost(opts))
     raise ctx.fail(
@@ -581,14 +586,14 @@ def _match_one(ref: FieldRef, query: Any, opts: dict[str, Any], ctx: Ctx, boost:
             zero = str(opts.get("zero_terms_query", "none")).lower()
             return Compiled(TRUE if zero == "all" else FALSE, "0.0")
         uniq = list(dict.fromkeys(tokens))
-        preds = [_any(ref, lambda x, t=t: f"contains(lower({x}), {string(t)}) AND regexp_matches(lower({x}), {string(text.token_regex(t))})") for t in uniq]
+        preds = [_any(ref, lambda x, t=t: text.match_sql(x, text.token_regex(t), t)) for t in uniq]
         operator = str(opts.get("operator", "or")).lower()
         if operator not in ("or", "and"):
             raise parsing_exception(f"[match] query does not support operator [{operator}]")
         need = len(uniq) if operator == "and" else 1
         if opts.get("minimum_should_match") is not None and operator == "or":
             need = max(1, _msm(opts["minimum_should_match"], len(uniq)))
-        count = " + ".join(f"({p})::INTEGER" for p in preds)
+        count = " + ".join(f"coalesce({p}, FALSE)::INTEGER" for p in preds)
         where = _and(preds) if need >= len(uniq) else (_or(preds) if need <= 1 else f"({count}) >= {need}")
         return Compiled(where, f"({count})::DOUBLE * {boost!r}")
     try:
@@ -640,11 +645,8 @@ def _phrase_one(ref: FieldRef, query: Any, ctx: Ctx, boost: float, slop: int, pr
         if not tokens:
             return Compiled(FALSE, "0.0")
         pattern = text.phrase_regex(tokens, slop, prefix_last=prefix)
-        first = tokens[0]
-        return _scored(
-            _any(ref, lambda x: f"contains(lower({x}), {string(first)}) AND regexp_matches(lower({x}), {string(pattern)})"),
-            boost,
-        )
+        longest = max(tokens, key=len)
+        return _scored(_any(ref, lambda x: text.match_sql(x, pattern, longest)), boost)
     if prefix and (_is_keyword(ref)):
         return _scored(_prefix_pred(ref, _as_string(query), False, ctx), boost)
     try:
@@ -676,10 +678,10 @@ def _match_bool_prefix(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
     tokens = text.tokenize(_as_string(opts["query"]))
     if not tokens:
         return Compiled(FALSE, "0.0")
-    preds = [_any(ref, lambda x, t=t: f"regexp_matches(lower({x}), {string(text.token_regex(t))})") for t in tokens[:-1]]
-    preds.append(_any(ref, lambda x: f"regexp_matches(lower({x}), {string(text.prefix_regex(tokens[-1]))})"))
+    preds = [_any(ref, lambda x, t=t: text.match_sql(x, text.token_regex(t), t)) for t in tokens[:-1]]
+    preds.append(_any(ref, lambda x: text.match_sql(x, text.prefix_regex(tokens[-1]), tokens[-1])))
     where = _and(preds) if str(opts.get("operator", "or")).lower() == "and" else _or(preds)
-    count = " + ".join(f"({p})::INTEGER" for p in preds)
+    count = " + ".join(f"coalesce({p}, FALSE)::INTEGER" for p in preds)
     return Compiled(where, f"({count})::DOUBLE * {_boost(opts)!r}")
 
 
@@ -775,7 +777,7 @@ def _bool_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
     else:
         need = 1 if should and not must and not filt else 0
     parts = [c.where for c in must] + [c.where for c in filt]
-    parts += [f"NOT ({c.where})" for c in must_not if c.where != FALSE]
+    parts += [f"NOT coalesce({c.where}, FALSE)" for c in must_not if c.where != FALSE]
     if any(c.where == TRUE for c in must_not):
         parts.append(FALSE)
     if should and need > 0:
@@ -786,7 +788,7 @@ def _bool_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
         elif need == len(should):
             parts.extend(c.where for c in should)
         else:
-            parts.append("(" + " + ".join(f"({c.where})::INTEGER" for c in should) + f") >= {need}")
+            parts.append("(" + " + ".join(f"coalesce({c.where}, FALSE)::INTEGER" for c in should) + f") >= {need}")
     where = _and(parts)
     scores = [c.score for c in must] + [f"CASE WHEN {c.where} THEN {c.score} ELSE 0 END" for c in should]
     if not must and not should:
@@ -839,7 +841,7 @@ def _boosting(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
     pos = compile_query(body["positive"], ctx, scoring)
     neg = compile_query(body["negative"], ctx, False)
     nb = float(body.get("negative_boost", 1.0))
-    return Compiled(pos.where, f"(({pos.score}) * CASE WHEN {neg.where} THEN {nb!r} ELSE 1.0 END)::DOUBLE")
+    return Compiled(pos.where, f"(({pos.score}) * CASE WHEN coalesce({neg.where}, FALSE) THEN {nb!r} ELSE 1.0 END)::DOUBLE")
 
 
 def _function_score(body: Any, ctx: Ctx, scoring: bool) -> Compiled:

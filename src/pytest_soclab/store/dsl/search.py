@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -231,7 +232,7 @@ def search(engine: Engine, index: str, body: dict[str, Any] | None) -> dict[str,
 
 def _engine_error(exc: duckdb.Error, plans: list[Plan]) -> EsError:
     name = plans[0].info.concrete if plans else "_all"
-    msg = str(exc).splitlines()[0]
+    msg = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())[:500]
     if isinstance(exc, duckdb.InvalidInputException) and "regex" in msg.lower():
         return shard_failure(name, "illegal_argument_exception", f"invalid regular expression: {msg}")
     return shard_failure(name, "query_shard_exception", f"failed to run query: {msg}")
@@ -330,6 +331,13 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
             raise bad_request(f"Can't sort on field [{key.field}]; the field has incompatible sort types across indices")
         families.append(types.pop())
 
+    _, includes, excludes = source_filter(body.get("_source"))
+    want_source = source_filter(body.get("_source"))[0] and body.get("stored_fields") != "_none_"
+    field_patterns = _field_patterns(body.get("fields")) + _field_patterns(body.get("docvalue_fields"))
+    # One query fetches the documents too when the indices agree on column types (a second
+    # lookup by document number costs more than carrying the columns through the top-N).
+    doc_cols = _doc_columns(plans) if (want_source or field_patterns) else []
+    single_phase = doc_cols is not None
     selects = []
     for pos, (plan, p) in enumerate(zip(plans, post)):
         cols = [f"{pos} AS __i", f"{ident(DOC_COL)} AS __d", f"({plan.score if scoring else '0.0'})::DOUBLE AS __s"]
@@ -343,13 +351,22 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
                 cols.append(f"{raw} AS __r{k}")
             elif key.kind == "index":
                 cols.append(f"{string(plan.info.concrete)} AS __r{k}")
+        cols.append(f"{ident(ID_COL)} AS __id")
+        if single_phase:
+            for path, sql_type in doc_cols or []:
+                cols.append(ident(path) if path in plan.info.fields else f"NULL::{sql_type} AS {ident(path)}")
         selects.append(f"SELECT {', '.join(cols)} FROM {plan.rel} WHERE {_filtered(plan, p, min_score)}")
     union = " UNION ALL ".join(selects)
 
     order_exprs: list[str] = []
     sortable: list[str] = []
+    # every match scoring the same constant: index order alone decides, and the top-N can stop early
+    same_score = _constant_score(plans) if scoring else 0.0
     for k, (key, fam) in enumerate(zip(keys, families)):
         direction = "DESC" if key.desc else "ASC"
+        if key.kind == "score" and same_score is not None and search_after is None:
+            sortable.append("__s")
+            continue
         if key.kind == "score":
             expr = "__s"
         elif key.kind == "doc":
@@ -377,10 +394,14 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
     for k, key in enumerate(keys):
         if key.kind in ("field", "index"):
             raw_pos[k] = 3 + len(raw_pos)
-    _, includes, excludes = source_filter(body.get("_source"))
-    want_source = source_filter(body.get("_source"))[0] and body.get("stored_fields") != "_none_"
-    field_patterns = _field_patterns(body.get("fields")) + _field_patterns(body.get("docvalue_fields"))
-    docs = _fetch(engine, plans, rows) if (want_source or field_patterns) else {}
+    id_col = 3 + len(raw_pos)
+    docs: dict[tuple[int, int], dict[str, Any]] = {}
+    if single_phase and doc_cols:
+        names = [path for path, _ in doc_cols]
+        for row in rows:
+            docs[(row[0], row[1])] = dict(zip(names, row[id_col + 1 :]))
+    elif want_source or field_patterns:
+        docs = _fetch(engine, plans, rows)
     hits = []
     max_hit = None
     show_score = scoring and (not sort or any(k.kind == "score" for k in sort) or body.get("track_scores"))
@@ -391,7 +412,7 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
         score = float(s) if show_score else None
         if score is not None and (max_hit is None or score > max_hit):
             max_hit = score
-        hit: dict[str, Any] = {"_index": plan.info.concrete, "_id": doc.get(ID_COL) or _id_of(engine, plan, d)}
+        hit: dict[str, Any] = {"_index": plan.info.concrete, "_id": row[id_col]}
         if body.get("version"):
             hit["_version"] = 1
         if body.get("seq_no_primary_term"):
@@ -410,6 +431,31 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
             ]
         hits.append(hit)
     return hits, max_hit
+
+
+_CONST = re.compile(r"^\(*\s*(-?\d+(?:\.\d*)?(?:e[+-]?\d+)?)\s*\)*(?:::DOUBLE)?\)*$")
+
+
+def _constant_score(plans: list[Plan]) -> float | None:
+    """The score every match gets, when the query makes it a constant."""
+    values = set()
+    for plan in plans:
+        m = _CONST.match(plan.score.strip())
+        if not m:
+            return None
+        values.add(float(m.group(1)))
+    return values.pop() if len(values) == 1 else None
+
+
+def _doc_columns(plans: list[Plan]) -> list[tuple[str, str]] | None:
+    """The union of the indices' columns with their SQL types; None when two indices disagree."""
+    types: dict[str, str] = {}
+    for plan in plans:
+        for path, col in plan.info.fields.items():
+            t = col.sql_type
+            if types.setdefault(path, t) != t:
+                return None
+    return sorted(types.items())
 
 
 def _id_of(engine: Engine, plan: Plan, doc: int) -> str:

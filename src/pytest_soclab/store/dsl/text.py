@@ -17,6 +17,15 @@ SEP = rf"(?:[^{_W}]{{2,}}|[^{_W}{_J}])"
 TOKEN_BODY = rf"[{_W}]+(?:[{_J}][{_W}]+)*"
 
 
+# ASCII-only variants: RE2's Unicode classes are several times slower, and most telemetry is ASCII
+_WA = "A-Za-z0-9_"
+_JA = ".':"
+LEFT_A = rf"(?:^|[^{_WA}{_JA}]|(?:^|[^{_WA}])[{_JA}])"
+RIGHT_A = rf"(?:$|[^{_WA}{_JA}]|[{_JA}](?:$|[^{_WA}]))"
+SEP_A = rf"(?:[^{_WA}]{{2,}}|[^{_WA}{_JA}])"
+TOKEN_BODY_A = rf"[{_WA}]+(?:[{_JA}][{_WA}]+)*"
+
+
 def tokenize(text: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(text)]
 
@@ -59,3 +68,26 @@ def wildcard_token_regex(pattern: str) -> str:
             parts.append(re2_escape(ch))
         i += 1
     return LEFT + "".join(parts) + RIGHT
+
+
+def _ascii(pattern: str) -> str:
+    return (
+        pattern.replace(LEFT, LEFT_A).replace(RIGHT, RIGHT_A).replace(SEP, SEP_A).replace(TOKEN_BODY, TOKEN_BODY_A)
+        .replace(rf"[{_W}{_J}]", f"[{_WA}{_JA}]")
+    )
+
+
+def match_sql(x: str, pattern: str, prefilter: str | None = None) -> str:
+    """SQL: column `x` (any case) matches the token `pattern` built from LEFT/RIGHT/SEP pieces.
+
+    `prefilter` is a literal every match contains (checked first with a cheap ILIKE)."""
+    from ..sqlutil import like_escape, string
+
+    uni = string("(?i)" + pattern)
+    asc = string("(?i)" + _ascii(pattern))
+    test = f"CASE WHEN strlen({x}) = length({x}) THEN regexp_matches({x}, {asc}) ELSE regexp_matches({x}, {uni}) END"
+    if prefilter:
+        esc = like_escape(prefilter)
+        clause = f" ESCAPE '\\'" if esc != prefilter else ""
+        return f"({x} ILIKE {string('%' + esc + '%')}{clause} AND {test})"
+    return f"({test})"

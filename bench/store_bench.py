@@ -1,0 +1,341 @@
+"""Benchmark of the embedded store: load rate, memory, and the latency of a fixed mix of
+investigation queries (Query DSL and ES|QL), side by side with a plain Python scan of the
+same documents in the same run.
+
+    python bench/store_bench.py --sizes 100000 1000000
+
+Each store query runs `--repeat` times after a warm-up; the mix's median and p95 are over all
+those runs. The speed-up of a query is the plain scan's median time over the store's median.
+RSS is measured in a fresh process that only opens the store and runs the mix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import ipaddress
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+PROC = "logs-endpoint.events.process-default"
+CONN = "logs-zeek.conn-default"
+AUTH = "logs-system.auth-default"
+START = dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
+SPAN_S = 7 * 86400
+PROCESS_NAMES = [
+    "bash", "sshd", "python3", "curl", "nginx", "java", "systemd", "cron", "sh", "powershell.exe", "cmd.exe",
+    "wget", "node", "postgres", "mysqld", "dockerd", "containerd", "kubelet", "sudo", "su", "ls", "cat", "grep",
+    "awk", "sed", "tar", "gzip", "scp", "rsync", "nc", "perl", "ruby", "php-fpm", "httpd", "chrome.exe",
+    "explorer.exe", "svchost.exe", "lsass.exe", "winlogon.exe", "rundll32.exe", "regsvr32.exe", "mshta.exe",
+    "wmic.exe", "schtasks.exe", "certutil.exe", "bitsadmin.exe", "net.exe", "whoami", "id", "uname",
+]  # fmt: skip
+TAGS = ["suspicious", "admin", "scheduled", "network", "lateral"]
+PORTS = [80, 443, 53, 22, 445, 3389, 8080, 8443, 25, 123, 5432, 3306, 6379, 9200, 4444]
+
+
+def host_ip(h: int) -> str:
+    return f"10.1.{h // 250}.{h % 250 + 1}"
+
+
+def generate(n: int, seed: int = 7) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    rng = random.Random(seed)
+    externals = [f"{rng.randint(11, 223)}.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}" for _ in range(5000)]
+    weights = [1.0 / (k + 1) for k in range(len(PROCESS_NAMES))]
+    for i in range(n):
+        ts = START + dt.timedelta(seconds=SPAN_S * i / n + rng.random())
+        stamp = ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
+        h = rng.randrange(200)
+        host = {"name": f"host-{h:03d}", "ip": [host_ip(h)], "os": {"family": "linux" if h % 3 else "windows"}}
+        kind = rng.random()
+        if kind < 0.45:
+            name = rng.choices(PROCESS_NAMES, weights)[0]
+            arg = rng.choice(["-c", "-la", "--help", "/tmp/x", "-enc", "status", "run", "-v"])
+            tail = f"job{rng.randrange(1000)}"
+            if rng.random() < 0.0005:
+                tail = "sekurlsa::logonpasswords mimikatz.exe"
+            cmd = f"{name} {arg} {tail}"
+            doc: dict[str, Any] = {
+                "@timestamp": stamp,
+                "event": {"kind": "event", "category": ["process"], "type": ["start"], "action": "exec"},
+                "host": host,
+                "user": {"name": f"user{rng.randrange(500)}"},
+                "process": {"name": name, "pid": rng.randrange(1, 65535), "command_line": cmd, "args": cmd.split(" "),
+                            "parent": {"name": rng.choice(["bash", "sshd", "systemd", "explorer.exe"])}},
+            }  # fmt: skip
+            if rng.random() < 0.1:
+                doc["tags"] = rng.sample(TAGS, rng.randint(1, 3))
+            yield PROC, f"p{i}", doc
+        elif kind < 0.85:
+            r = rng.random()
+            dst = host_ip(rng.randrange(200)) if r < 0.7 else (rng.choice(externals) if r < 0.99 else f"2001:db8::{rng.randrange(1, 500):x}")
+            src = host_ip(h)
+            yield CONN, f"c{i}", {
+                "@timestamp": stamp,
+                "event": {"kind": "event", "category": ["network"], "dataset": "zeek.conn"},
+                "host": {"name": host["name"]},
+                "source": {"ip": src, "port": rng.randrange(1024, 65535)},
+                "destination": {"ip": dst, "port": rng.choice(PORTS)},
+                "network": {"transport": "tcp", "bytes": int(rng.lognormvariate(7, 2))},
+                "related": {"ip": [src, dst]},
+            }
+        else:
+            user = f"user{rng.randrange(500)}"
+            src = rng.choice(externals) if rng.random() < 0.3 else host_ip(rng.randrange(200))
+            ok = rng.random() < 0.8
+            yield AUTH, f"a{i}", {
+                "@timestamp": stamp,
+                "event": {"kind": "event", "category": ["authentication"], "outcome": "success" if ok else "failure"},
+                "host": {"name": host["name"]},
+                "user": {"name": user},
+                "source": {"ip": src},
+                "message": f"{'Accepted' if ok else 'Failed'} password for {user} from {src} port {rng.randrange(1024, 65535)} ssh2",
+            }
+
+
+# ---------------------------------------------------------------------------- the query mix
+
+HOST = "host-042"
+WIN_FROM, WIN_TO = "2024-05-03T00:00:00.000Z", "2024-05-03T12:00:00.000Z"
+
+
+def _g(doc: dict[str, Any], path: str) -> Any:
+    cur: Any = doc
+    for part in path.split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur
+
+
+def mix(suspect_ip: str) -> list[dict[str, Any]]:
+    """(name, language, how to run it on the store, the same question as a plain Python scan)."""
+
+    def scan_host_window(docs: list[Any]) -> Any:
+        hits = [d for s, _, d in docs if s == PROC and d["host"]["name"] == HOST and WIN_FROM <= d["@timestamp"] < WIN_TO]
+        hits.sort(key=lambda d: d["@timestamp"], reverse=True)
+        return len(hits)
+
+    def scan_term(docs: list[Any]) -> Any:
+        return sum(1 for s, _, d in docs if s == PROC and d["process"]["name"] == "curl")
+
+    def scan_wildcard(docs: list[Any]) -> Any:
+        return sum(1 for s, _, d in docs if s == PROC and "mimikatz" in d["process"]["command_line"])
+
+    net = ipaddress.ip_network("10.1.0.0/16")
+
+    def scan_cidr(docs: list[Any]) -> Any:
+        return sum(1 for s, _, d in docs if s == AUTH and ipaddress.ip_address(d["source"]["ip"]) in net)
+
+    def scan_by_dest(docs: list[Any]) -> Any:
+        c = Counter(d["destination"]["ip"] for s, _, d in docs if s == CONN)
+        return len(c.most_common(10))
+
+    def scan_distinct(docs: list[Any]) -> Any:
+        users: dict[str, set[str]] = defaultdict(set)
+        for s, _, d in docs:
+            if s == AUTH and d["event"]["outcome"] == "failure":
+                users[d["host"]["name"]].add(d["user"]["name"])
+        return len(users)
+
+    def scan_top_hits(docs: list[Any]) -> Any:
+        last: dict[str, dict[str, Any]] = {}
+        for s, _, d in docs:
+            if s == PROC:
+                h = d["host"]["name"]
+                if h not in last or d["@timestamp"] > last[h]["@timestamp"]:
+                    last[h] = d
+        return len(sorted(last, key=lambda k: -1)[:10])
+
+    def scan_histogram(docs: list[Any]) -> Any:
+        return len(Counter(d["@timestamp"][:13] for s, _, d in docs if s == AUTH and d["event"]["outcome"] == "failure"))
+
+    def scan_mv(docs: list[Any]) -> Any:
+        return sum(1 for s, _, d in docs if s == PROC and "lateral" in (d.get("tags") or []))
+
+    def scan_pivot(docs: list[Any]) -> Any:
+        hosts = {d["host"]["name"] for s, _, d in docs if s == CONN and d["destination"]["ip"] == suspect_ip}
+        c = Counter(d["process"]["name"] for s, _, d in docs if s == PROC and d["host"]["name"] in hosts)
+        return len(c)
+
+    def scan_failed_text(docs: list[Any]) -> Any:
+        return sum(1 for s, _, d in docs if s == AUTH and "failed" in d["message"].lower().split())
+
+    host_window_dsl = {"query": {"bool": {"filter": [{"term": {"host.name": HOST}},
+                       {"range": {"@timestamp": {"gte": WIN_FROM, "lt": WIN_TO}}}]}},
+                       "sort": [{"@timestamp": "desc"}], "size": 100}  # fmt: skip
+
+    def pivot_store(b: Any) -> Any:
+        first = b.esql_query(f'FROM {CONN} | WHERE destination.ip == "{suspect_ip}" | STATS c = COUNT(*) BY host.name')
+        hosts = [row[1] for row in first["values"]]
+        second = b.es_search(PROC, {"size": 0, "query": {"terms": {"host.name": hosts}},
+                                    "aggs": {"p": {"terms": {"field": "process.name", "size": 100}}}})  # fmt: skip
+        return second
+
+    return [
+        {"name": "host+window sorted (DSL)", "lang": "dsl", "run": lambda b: b.es_search(PROC, host_window_dsl), "scan": scan_host_window},
+        {"name": "host+window sorted (ES|QL)", "lang": "esql", "run": lambda b: b.esql_query(
+            f'FROM {PROC} | WHERE host.name == "{HOST}" AND @timestamp >= "{WIN_FROM}" AND @timestamp < "{WIN_TO}" '
+            f"| SORT @timestamp DESC | LIMIT 100"), "scan": scan_host_window},
+        {"name": "term process.name (DSL)", "lang": "dsl", "run": lambda b: b.es_search(PROC, {"query": {"term": {"process.name": "curl"}}, "size": 100}), "scan": scan_term},
+        {"name": "term process.name (ES|QL)", "lang": "esql", "run": lambda b: b.esql_query(
+            f'FROM {PROC} | WHERE process.name == "curl" | LIMIT 100'), "scan": scan_term},
+        {"name": "wildcard command_line (DSL)", "lang": "dsl", "run": lambda b: b.es_search(PROC, {"query": {"wildcard": {"process.command_line": "*mimikatz*"}}}), "scan": scan_wildcard},
+        {"name": "LIKE command_line (ES|QL)", "lang": "esql", "run": lambda b: b.esql_query(
+            f'FROM {PROC} | WHERE process.command_line LIKE "*mimikatz*" | KEEP @timestamp, host.name, process.command_line'), "scan": scan_wildcard},
+        {"name": "CIDR_MATCH source.ip (ES|QL)", "lang": "esql", "run": lambda b: b.esql_query(
+            f'FROM {AUTH} | WHERE CIDR_MATCH(source.ip, "10.1.0.0/16") | STATS c = COUNT(*)'), "scan": scan_cidr},
+        {"name": "CIDR term source.ip (DSL)", "lang": "dsl", "run": lambda b: b.es_search(AUTH, {"size": 0, "track_total_hits": True, "query": {"term": {"source.ip": "10.1.0.0/16"}}}), "scan": scan_cidr},
+        {"name": "STATS count BY destination.ip (ES|QL)", "lang": "esql", "run": lambda b: b.esql_query(
+            f"FROM {CONN} | STATS c = COUNT(*) BY destination.ip | SORT c DESC | LIMIT 10"), "scan": scan_by_dest},
+        {"name": "terms destination.ip (DSL)", "lang": "dsl", "run": lambda b: b.es_search(CONN, {"size": 0, "aggs": {"d": {"terms": {"field": "destination.ip", "size": 10}}}}), "scan": scan_by_dest},
+        {"name": "COUNT_DISTINCT user BY host (ES|QL)", "lang": "esql", "run": lambda b: b.esql_query(
+            f'FROM {AUTH} | WHERE event.outcome == "failure" | STATS u = COUNT_DISTINCT(user.name) BY host.name | SORT u DESC | LIMIT 20'), "scan": scan_distinct},
+        {"name": "cardinality user per host (DSL)", "lang": "dsl", "run": lambda b: b.es_search(AUTH, {"size": 0, "query": {"term": {"event.outcome": "failure"}},
+            "aggs": {"h": {"terms": {"field": "host.name", "size": 20}, "aggs": {"u": {"cardinality": {"field": "user.name"}}}}}}), "scan": scan_distinct},  # fmt: skip
+        {"name": "top_hits latest per host (DSL)", "lang": "dsl", "run": lambda b: b.es_search(PROC, {"size": 0, "aggs": {"h": {"terms": {"field": "host.name", "size": 10},
+            "aggs": {"last": {"top_hits": {"size": 1, "sort": [{"@timestamp": "desc"}]}}}}}}), "scan": scan_top_hits},  # fmt: skip
+        {"name": "date_histogram failures (DSL)", "lang": "dsl", "run": lambda b: b.es_search(AUTH, {"size": 0, "query": {"term": {"event.outcome": "failure"}},
+            "aggs": {"t": {"date_histogram": {"field": "@timestamp", "fixed_interval": "1h"}}}}), "scan": scan_histogram},  # fmt: skip
+        {"name": "BUCKET 1h failures (ES|QL)", "lang": "esql", "run": lambda b: b.esql_query(
+            f'FROM {AUTH} | WHERE event.outcome == "failure" | STATS c = COUNT(*) BY t = BUCKET(@timestamp, 1 hour) | SORT t | LIMIT 1000'), "scan": scan_histogram},
+        {"name": "multi-value contains tags (DSL)", "lang": "dsl", "run": lambda b: b.es_search(PROC, {"query": {"term": {"tags": "lateral"}}, "size": 20}), "scan": scan_mv},
+        {"name": "multi-value contains tags (ES|QL)", "lang": "esql", "run": lambda b: b.esql_query(
+            f'FROM {PROC} | WHERE MV_CONTAINS(tags, "lateral") | KEEP @timestamp, host.name, tags | LIMIT 20'), "scan": scan_mv},
+        {"name": "match failed password (DSL)", "lang": "dsl", "run": lambda b: b.es_search(AUTH, {"query": {"match": {"message": "failed"}}, "size": 10}), "scan": scan_failed_text},
+        {"name": "two-step pivot dest.ip -> hosts -> processes", "lang": "both", "run": pivot_store, "scan": scan_pivot},
+    ]
+
+
+# ---------------------------------------------------------------------------- measurement
+
+
+def rss_mb() -> tuple[float, float]:
+    cur = peak = 0.0
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                cur = int(line.split()[1]) / 1024
+            elif line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) / 1024
+    return cur, peak
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def probe(path: str, suspect_ip: str, repeat: int) -> dict[str, Any]:
+    """Run in a fresh process: open the store, run the mix, report latencies and RSS."""
+    from pytest_soclab.store.embedded import EmbeddedBackend
+
+    t_open, backend = timed(lambda: EmbeddedBackend.open(Path(path)))
+    opens = []
+    for _ in range(20):
+        t, b2 = timed(lambda: EmbeddedBackend.open(Path(path), overlay=[(PROC, "planted", {"@timestamp": "2024-05-03T01:00:00Z", "host": {"name": HOST}})]))
+        b2.close()
+        opens.append(t)
+    results = []
+    for q in mix(suspect_ip):
+        q["run"](backend)  # warm-up
+        runs = [timed(lambda q=q: q["run"](backend))[0] for _ in range(repeat)]
+        results.append({"name": q["name"], "lang": q["lang"], "runs": runs})
+    cur, peak = rss_mb()
+    return {"first_open_s": t_open, "open_overlay_ms_median": statistics.median(opens) * 1000,
+            "queries": results, "rss_mb": cur, "peak_rss_mb": peak}  # fmt: skip
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, math.ceil(p / 100 * len(s)) - 1))
+    return s[k]
+
+
+def run_size(n: int, repeat: int, scan_repeat: int, workdir: Path) -> dict[str, Any]:
+    from pytest_soclab.store.embedded import build_database
+
+    t_gen, docs = timed(lambda: list(generate(n)))
+    path = workdir / f"bench-{n}.duckdb"
+    t_load, info = timed(lambda: build_database(docs, path))
+    # the most contacted external destination: the pivot's starting point
+    ext = Counter(d["destination"]["ip"] for s, _, d in docs if s == CONN and not d["destination"]["ip"].startswith("10."))
+    suspect_ip = ext.most_common(1)[0][0]
+    out = subprocess.run(
+        [sys.executable, __file__, "--probe", str(path), "--suspect", suspect_ip, "--repeat", str(repeat)],
+        capture_output=True, text=True, check=True, env={**os.environ},
+    )  # fmt: skip
+    probed = json.loads(out.stdout)
+    scans = []
+    for q in mix(suspect_ip):
+        runs = [timed(lambda q=q: q["scan"](docs))[0] for _ in range(scan_repeat)]
+        scans.append(statistics.median(runs))
+    store_medians = [statistics.median(r["runs"]) for r in probed["queries"]]
+    all_runs = [t for r in probed["queries"] for t in r["runs"]]
+    speedups = [s / m for s, m in zip(scans, store_medians)]
+    return {
+        "docs": n,
+        "generate_s": round(t_gen, 2),
+        "load_s": round(t_load, 2),
+        "load_docs_per_s": round(n / t_load),
+        "file_mb": round(path.stat().st_size / 2**20, 1),
+        "open_overlay_ms_median": round(probed["open_overlay_ms_median"], 2),
+        "serve_rss_mb": round(probed["rss_mb"]),
+        "serve_peak_rss_mb": round(probed["peak_rss_mb"]),
+        "mix_median_ms": round(statistics.median(all_runs) * 1000, 2),
+        "mix_p95_ms": round(pct(all_runs, 95) * 1000, 2),
+        "geomean_speedup": round(math.exp(sum(math.log(s) for s in speedups) / len(speedups)), 1),
+        "queries": [
+            {"name": r["name"], "store_ms": round(m * 1000, 2), "scan_ms": round(s * 1000, 1), "speedup": round(s / m, 1)}
+            for r, m, s in zip(probed["queries"], store_medians, scans)
+        ],
+        "info": {k: v["docs"] for k, v in info["indices"].items()},
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--scan-repeat", type=int, default=1)
+    ap.add_argument("--probe", help=argparse.SUPPRESS)
+    ap.add_argument("--suspect", help=argparse.SUPPRESS)
+    ap.add_argument("--json", help="also write the figures to this file")
+    args = ap.parse_args()
+    if args.probe:
+        print(json.dumps(probe(args.probe, args.suspect, args.repeat)))
+        return
+    results = []
+    with tempfile.TemporaryDirectory(prefix="soclab-bench-") as tmp:
+        for n in args.sizes:
+            res = run_size(n, args.repeat, args.scan_repeat, Path(tmp))
+            results.append(res)
+            print(f"\n== {n:,} events ==")
+            for k, v in res.items():
+                if k not in ("queries", "info"):
+                    print(f"  {k:24s} {v}")
+            print(f"  {'query':46s} {'store ms':>9s} {'scan ms':>9s} {'x':>7s}")
+            for q in res["queries"]:
+                print(f"  {q['name']:46s} {q['store_ms']:9.2f} {q['scan_ms']:9.1f} {q['speedup']:7.1f}")
+            sys.stdout.flush()
+    if len(results) >= 2:
+        a, b = results[0], results[-1]
+        print(f"\nscaling {a['docs']:,} -> {b['docs']:,} ({b['docs'] / a['docs']:.0f}x data): median latency x"
+              f"{b['mix_median_ms'] / a['mix_median_ms']:.1f}, p95 x{b['mix_p95_ms'] / a['mix_p95_ms']:.1f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

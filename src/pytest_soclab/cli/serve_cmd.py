@@ -1,0 +1,62 @@
+"""`soclab serve`: the embedded store behind an Elasticsearch-compatible HTTP endpoint."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pytest_soclab.errors import SoclabError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser(
+        "serve",
+        help="serve a store over an Elasticsearch-compatible HTTP endpoint (read-only)",
+        description="Serve telemetry over an Elasticsearch-compatible, read-only HTTP endpoint, so agents and MCP "
+        "servers that talk to Elasticsearch directly can be benchmarked unchanged.",
+    )
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--case-db", type=Path, metavar="PATH", help="a store file built by build_database")
+    source.add_argument(
+        "--index", action="append", metavar="NAME=FILE[:MAPPING]",
+        help="serve an NDJSON file as index NAME, with an optional mapping JSON (repeatable)",
+    )  # fmt: skip
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=9200, help="port (default: 9200)")
+    p.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    p.set_defaults(func=run)
+
+
+def open_backend(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The backend a `serve` invocation names (one branch per kind of source)."""
+    from pytest_soclab.store.embedded import EmbeddedBackend, open_sources
+
+    if getattr(args, "case_db", None) is not None:
+        if not args.case_db.is_file():
+            raise SoclabError(f"--case-db {args.case_db}: no such file")
+        return EmbeddedBackend.open(args.case_db)
+    if getattr(args, "index", None):
+        return open_sources(list(args.index))
+    raise SoclabError("nothing to serve: give --case-db PATH or --index NAME=FILE[:MAPPING]")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_soclab.store.http import make_server
+
+    backend = open_backend(args)
+    try:
+        server = make_server(backend, args.host, args.port, verbose=args.verbose)
+    except OSError as exc:
+        raise SoclabError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    host, port = server.server_address[:2]
+    print(f"soclab: serving {len(backend.list_indices('*'))} indices at http://{host}:{port} (read-only; Ctrl-C stops)",
+          file=sys.stderr, flush=True)  # fmt: skip
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        backend.close()
+    return 0

@@ -1,0 +1,1 @@
+"""ES|QL over the embedded store: lark grammar, verifier and translation to DuckDB SQL."""

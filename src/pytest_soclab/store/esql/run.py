@@ -1,0 +1,106 @@
+"""POST /_query over the embedded store: parse, verify, translate, run, answer like Elasticsearch."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+from typing import Any
+
+import duckdb
+
+from pytest_soclab.errors import EsError, illegal_argument
+
+from ..layout import format_date, int_to_ip
+from ..sqlutil import literal
+from .expr import Col, Ctx
+from .parser import parse
+from .translate import Translator
+
+MAX_QUERY_LENGTH = 100_000
+
+
+def run(engine: Any, query: Any, *, params: list[Any] | None = None, columnar: bool = False) -> dict[str, Any]:
+    started = time.perf_counter()
+    if not isinstance(query, str):
+        raise illegal_argument("[query] must be a string")
+    if len(query) > MAX_QUERY_LENGTH:
+        raise EsError(400, "parsing_exception", f"ES|QL statement is too large [{len(query)} characters > {MAX_QUERY_LENGTH}]")
+    if params is not None and not isinstance(params, list):
+        raise illegal_argument("[params] must be an array")
+    tree = parse(query)
+    token = engine.new_token()
+    ctx = Ctx(token=token, now_sql=literal(engine.now()), params=params)
+    try:
+        out = Translator(engine, ctx).translate(tree)
+        try:
+            rows = engine.query(out.sql)
+        except duckdb.Error as exc:
+            raise _runtime_error(exc) from None
+        fired = engine.take_warnings(token)
+    finally:
+        engine.take_warnings(token)
+    columns = [{"name": c.name, "type": c.type} for c in out.cols]
+    values = [[_render(c, v) for c, v in zip(out.cols, row)] for row in rows]
+    if not out.cols:
+        values = [[] for _ in rows]
+    if columnar:
+        values = [list(col) for col in zip(*values)] if values else [[] for _ in out.cols]
+    result: dict[str, Any] = {
+        "took": max(0, int((time.perf_counter() - started) * 1000)),
+        "is_partial": False,
+        "columns": columns,
+        "values": values,
+    }
+    warnings = []
+    for wid in sorted(fired):
+        pos, text, message = ctx.warnings[wid]
+        warnings.append(
+            f"Line {pos.line}:{pos.col}: evaluation of [{text}] failed, treating result as null. "
+            f"Only first 20 failures recorded."
+        )
+        warnings.append(f"Line {pos.line}:{pos.col}: {message}")
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
+def _runtime_error(exc: duckdb.Error) -> EsError:
+    msg = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())[:500]
+    if isinstance(exc, (duckdb.InvalidInputException, duckdb.ConversionException, duckdb.OutOfRangeException)):
+        return EsError(400, "illegal_argument_exception", f"query evaluation failed: {msg}")
+    return EsError(500, "esql_illegal_state_exception", f"the embedded store could not run this query: {msg}")
+
+
+def _render(col: Col, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, list):
+        items = [_scalar(col.type, v) for v in value if v is not None]
+        if not items:
+            return None
+        return items[0] if len(items) == 1 else items
+    return _scalar(col.type, value)
+
+
+def _scalar(t: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if t in ("date", "date_nanos"):
+        if isinstance(value, dt.datetime):
+            return format_date(value)
+        return value
+    if t == "ip":
+        return int_to_ip(int(value))
+    if t == "double":
+        f = float(value)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if t in ("integer", "long", "unsigned_long"):
+        return int(value)
+    if t in ("unsupported",):
+        return None
+    if t == "null":
+        return None
+    if isinstance(value, dt.datetime):
+        return format_date(value)
+    return value

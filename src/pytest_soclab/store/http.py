@@ -1,0 +1,302 @@
+"""An Elasticsearch-compatible, read-only HTTP endpoint in front of any backend.
+
+Serves what investigation agents and the official clients use: `GET /`, `GET /_cat/indices`,
+`GET|POST /{index}/_search`, `POST /_query`, `GET /{index}/_mapping`, `GET /_resolve/index/{expr}`,
+`GET /_cluster/health`. Every other method or path answers 405/400 in Elasticsearch's error
+shape. Responses carry `X-Elastic-Product: Elasticsearch`, which the clients check.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from pytest_soclab.errors import EsError
+
+from .base import Backend
+
+VERSION = "9.1.0"
+MAX_BODY = 20 * 1024 * 1024
+
+_ROUTES: list[tuple[re.Pattern[str], tuple[str, ...], str]] = [
+    (re.compile(r"^/$"), ("GET", "HEAD"), "root"),
+    (re.compile(r"^/_cat/indices(?:/(?P<index>[^/]+))?/?$"), ("GET",), "cat_indices"),
+    (re.compile(r"^/_cluster/health(?:/(?P<index>[^/]+))?/?$"), ("GET",), "health"),
+    (re.compile(r"^/_query/?$"), ("POST",), "esql"),
+    (re.compile(r"^/_resolve/index/(?P<index>[^/]+)/?$"), ("GET",), "resolve"),
+    (re.compile(r"^/_mapping/?$"), ("GET",), "mapping"),
+    (re.compile(r"^/(?P<index>[^/_][^/]*|_all)/_mapping/?$"), ("GET",), "mapping"),
+    (re.compile(r"^/_search/?$"), ("GET", "POST"), "search"),
+    (re.compile(r"^/(?P<index>[^/_][^/]*|_all)/_search/?$"), ("GET", "POST"), "search"),
+]
+
+
+def _es_product_headers() -> dict[str, str]:
+    return {"X-Elastic-Product": "Elasticsearch"}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # ~44 ms per call otherwise (Nagle + delayed ACK)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        if self.server.verbose:
+            sys.stderr.write("soclab serve: " + (format % args) + "\n")
+
+    # every method goes through one dispatcher
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_HEAD(self) -> None:
+        self._dispatch("HEAD")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_OPTIONS(self) -> None:
+        self._dispatch("OPTIONS")
+
+    def _dispatch(self, method: str) -> None:
+        parts = urlsplit(self.path)
+        path = parts.path or "/"
+        query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        body = self._read_body()
+        if body is None:
+            return
+        for rx, methods, name in _ROUTES:
+            m = rx.match(path)
+            if not m:
+                continue
+            if method not in methods:
+                allowed = ", ".join(x for x in methods if x != "HEAD")
+                self._send(405, {"error": f"Incorrect HTTP method for uri [{self.path}] and method [{method}], allowed: [{allowed}]", "status": 405})
+                return
+            index = unquote(m.groupdict().get("index") or "") or None
+            try:
+                status, payload, headers = getattr(self, f"_r_{name}")(index, query, body)
+            except EsError as exc:
+                self._send(exc.status, exc.body())
+                return
+            except Exception as exc:  # noqa: BLE001 - the endpoint must answer, not die
+                err = EsError(500, "exception", f"internal error: {type(exc).__name__}: {exc}")
+                self._send(500, err.body())
+                return
+            self._send(status, payload, headers, head_only=method == "HEAD")
+            return
+        self._send(400, {"error": f"no handler found for uri [{self.path}] and method [{method}]"})
+
+    def _read_body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            self._send(413, EsError(413, "content_too_long_exception", "request body is too large").body())
+            return None
+        raw = self.rfile.read(length) if length else b""
+        if not raw.strip():
+            return {}
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            err = EsError(400, "x_content_parse_exception", f"[1:1] failed to parse request body: {exc}")
+            self._send(400, err.body())
+            return None
+
+    def _send(self, status: int, payload: Any, headers: dict[str, Any] | None = None, head_only: bool = False) -> None:
+        if isinstance(payload, str):
+            data = payload.encode("utf-8")
+            ctype = "text/plain; charset=UTF-8"
+        else:
+            data = json.dumps(payload).encode("utf-8")
+            accept = self.headers.get("Accept", "")
+            m = re.search(r"application/vnd\.elasticsearch\+json;\s*compatible-with=(\d+)", accept)
+            ctype = f"application/vnd.elasticsearch+json;compatible-with={m.group(1)}" if m else "application/json"
+        self.send_response(status)
+        for k, v in _es_product_headers().items():
+            self.send_header(k, v)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            for item in v if isinstance(v, list) else [v]:
+                self.send_header(k, item)
+        self.end_headers()
+        if not head_only:
+            self.wfile.write(data)
+
+    # ---------------------------------------------------------------- routes
+
+    def _r_root(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
+        return 200, {
+            "name": "soclab",
+            "cluster_name": "soclab",
+            "cluster_uuid": self.server.cluster_uuid,
+            "version": {
+                "number": VERSION, "build_flavor": "default", "build_type": "soclab", "build_hash": "soclab",
+                "build_date": "2025-01-01T00:00:00.000Z", "build_snapshot": False, "lucene_version": "10.2.2",
+                "minimum_wire_compatibility_version": "8.19.0", "minimum_index_compatibility_version": "8.0.0",
+            },
+            "tagline": "You Know, for Search",
+        }, {}  # fmt: skip
+
+    def _r_health(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
+        rows = self.server.backend.list_indices(index or "*")
+        n = len(rows)
+        return 200, {
+            "cluster_name": "soclab", "status": "green", "timed_out": False, "number_of_nodes": 1,
+            "number_of_data_nodes": 1, "active_primary_shards": n, "active_shards": n, "relocating_shards": 0,
+            "initializing_shards": 0, "unassigned_shards": 0, "unassigned_primary_shards": 0,
+            "delayed_unassigned_shards": 0, "number_of_pending_tasks": 0, "number_of_in_flight_fetch": 0,
+            "task_max_waiting_in_queue_millis": 0, "active_shards_percent_as_number": 100.0,
+        }, {}  # fmt: skip
+
+    def _r_cat_indices(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
+        rows = self.server.backend.list_indices(index or "*")
+        if q.get("format", "").lower() == "json":
+            return 200, rows, {}
+        cols = ["health", "status", "index", "uuid", "pri", "rep", "docs.count", "docs.deleted", "store.size", "pri.store.size", "dataset.size"]
+        if "h" in q:
+            cols = [c.strip() for c in q["h"].split(",") if c.strip()]
+        table = [[str(r.get(c, "")) for c in cols] for r in rows]
+        if "v" in q:
+            table.insert(0, cols)
+        widths = [max((len(row[i]) for row in table), default=0) for i in range(len(cols))]
+        text = "".join(" ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n" for row in table)
+        return 200, text, {}
+
+    def _r_mapping(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
+        return 200, self.server.backend.get_mappings(index or "*"), {}
+
+    def _r_resolve(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
+        backend = self.server.backend
+        resolver = getattr(backend, "resolve_index", None)
+        if resolver is None:
+            raise EsError(400, "illegal_argument_exception", "_resolve/index is not available on this backend")
+        return 200, resolver(index or "*"), {}
+
+    def _r_search(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
+        if not isinstance(body, dict):
+            raise EsError(400, "parsing_exception", "request body must be a JSON object")
+        body = dict(body)
+        for key in ("size", "from", "track_total_hits", "terminate_after"):
+            if key in q:
+                body[key] = _param_value(q[key])
+        if "q" in q:
+            qs: dict[str, Any] = {"query": q["q"]}
+            if "df" in q:
+                qs["default_field"] = q["df"]
+            if "default_operator" in q:
+                qs["default_operator"] = q["default_operator"]
+            body["query"] = {"query_string": qs}
+        if "sort" in q:
+            body["sort"] = [{s.split(":")[0]: s.split(":")[1]} if ":" in s else s for s in q["sort"].split(",")]
+        if "_source" in q:
+            body["_source"] = _param_value(q["_source"]) if q["_source"] in ("true", "false") else q["_source"].split(",")
+        if "_source_includes" in q or "_source_excludes" in q:
+            body["_source"] = {"includes": [s for s in q.get("_source_includes", "").split(",") if s],
+                               "excludes": [s for s in q.get("_source_excludes", "").split(",") if s]}  # fmt: skip
+        result = self.server.backend.es_search(index or "*", body)
+        if q.get("rest_total_hits_as_int") in ("", "true") and "total" in result.get("hits", {}):
+            result["hits"]["total"] = result["hits"]["total"]["value"]
+        return 200, result, {}
+
+    def _r_esql(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, Any]]:
+        if not isinstance(body, dict) or "query" not in body:
+            raise EsError(400, "parsing_exception", "[query] is required")
+        fmt = q.get("format", "json").lower()
+        if fmt not in ("json", "txt", "csv", "tsv"):
+            raise EsError(400, "illegal_argument_exception", f"Invalid format [{fmt}], supported formats are [json, txt, csv, tsv]")
+        for key in body:
+            if key not in ("query", "params", "columnar", "locale", "filter", "time_zone", "profile",
+                           "include_ccs_metadata", "include_execution_metadata", "allow_partial_results"):  # fmt: skip
+                raise EsError(400, "parsing_exception", f"unknown field [{key}]")
+        if body.get("filter") is not None:
+            raise EsError(400, "unsupported_operation_exception", "[filter] of ES|QL requests is not supported by the soclab embedded store")
+        columnar = bool(body.get("columnar", False)) or q.get("columnar") in ("", "true")
+        result = dict(self.server.backend.esql_query(body["query"], body.get("params"), columnar and fmt == "json"))
+        warnings = result.pop("warnings", [])
+        headers: dict[str, Any] = {}
+        if warnings:
+            headers["Warning"] = [f'299 Elasticsearch-{VERSION}-soclab "{_quote(w)}"' for w in warnings]
+        if fmt == "json":
+            return 200, result, headers
+        return 200, _tabular(result, fmt), headers
+
+
+def _quote(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _param_value(text: str) -> Any:
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _tabular(result: dict[str, Any], fmt: str) -> str:
+    names = [c["name"] for c in result["columns"]]
+    rows = [["" if v is None else (json.dumps(v) if isinstance(v, list) else str(v)) for v in row] for row in result["values"]]
+    if fmt == "csv":
+        import csv
+        import io
+
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\r\n")
+        w.writerow(names)
+        w.writerows(rows)
+        return buf.getvalue()
+    if fmt == "tsv":
+        return "\n".join("\t".join(r) for r in [names, *rows]) + "\n"
+    widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
+    lines = ["|".join(n.ljust(w) for n, w in zip(names, widths)), "+".join("-" * w for w in widths)]
+    lines += ["|".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, addr: tuple[str, int], backend: Backend, verbose: bool = False):
+        super().__init__(addr, _Handler)
+        self.backend = backend
+        self.verbose = verbose
+        self.cluster_uuid = uuid.uuid5(uuid.NAMESPACE_URL, "soclab").hex[:22]
+
+
+def make_server(backend: Backend, host: str = "127.0.0.1", port: int = 9200, *, verbose: bool = False) -> _Server:
+    """A bound (not yet serving) server; port 0 picks a free port (see `server.server_address`)."""
+    return _Server((host, port), backend, verbose)
+
+
+def serve(backend: Backend, host: str = "127.0.0.1", port: int = 9200, *, verbose: bool = False) -> None:
+    """Serve until interrupted."""
+    server = make_server(backend, host, port, verbose=verbose)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+
+
+def serve_in_thread(backend: Backend, host: str = "127.0.0.1", port: int = 0) -> tuple[_Server, threading.Thread]:
+    """Start serving in a daemon thread (tests, embedding); stop with `server.shutdown()`."""
+    server = make_server(backend, host, port)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    return server, thread
