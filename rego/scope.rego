@@ -107,8 +107,16 @@ esql_source_words := array.slice(esql_commands[0], 1, count(esql_commands[0])) i
 	esql_commands[0][0] in {"from", "ts", "metrics"}
 }
 
+# The query's sources: from soclab's parser when it gave them (input.esql, the parse
+# that runs the query), else from the text.
+esql_parsed if is_array(input.esql.sources)
+
+esql_sources := input.esql.sources if esql_parsed
+
+else := esql_scanned_sources
+
 # FROM a, b METADATA _id: the words before METADATA, joined and split on commas.
-esql_sources := [trim(trim_space(s), "\"'` ") |
+esql_scanned_sources := [trim(trim_space(s), "\"'` ") |
 	some s in split(concat(" ", [w | some i, w in esql_source_words; i < metadata_at]), ",")
 	trim_space(s) != ""
 ]
@@ -120,6 +128,8 @@ esql_lookup_indices := {trim(m[1], "\"'`") |
 	some text in {esql_text, esql_clean}
 	some m in regex.find_all_string_submatch_n(`(?i)\blookup\s+join\s+("[^"]*"|[^\s|,]+)`, text, -1)
 }
+
+esql_has_source if esql_parsed
 
 esql_has_source if esql_commands[0][0] in {"from", "ts", "metrics", "row", "show"}
 
@@ -134,6 +144,7 @@ esql_deny contains {"id": "scope.esql_source", "reason": "esql_query needs the q
 }
 
 esql_deny contains {"id": "scope.esql_source", "reason": "nested /* */ comments too deep to check in this ES|QL query"} if {
+	not esql_parsed
 	contains(esql_clean, "/*")
 }
 

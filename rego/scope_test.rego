@@ -115,6 +115,14 @@ test_esql_comment_tricks_denied if {
 	fires("scope.esql_source", esql("/* a /* nested /* deep */ */ */ FROM logs-*"))
 }
 
+test_esql_parsed_sources_are_used if {
+	# A LIKE pattern holds "/*": the text scan cannot tell it from a comment, soclab's parser can.
+	q := "FROM logs-endpoint.events.process-default | WHERE process.executable LIKE \"/tmp/*\" | LIMIT 5"
+	fires("scope.esql_source", esql(q))
+	allowed(object.union(esql(q), {"esql": {"source_command": "from", "sources": ["logs-endpoint.events.process-default"], "limit": 5}}))
+	fires("scope.system_index", object.union(esql(q), {"esql": {"source_command": "from", "sources": [".security"], "limit": 5}}))
+}
+
 test_esql_lookup_join if {
 	allowed(esql("FROM logs-* | LOOKUP JOIN logs-ti_abusech.ip-default ON source.ip | LIMIT 10"))
 	fires("scope.index_outside", esql("FROM logs-* | LOOKUP JOIN hr-records ON user.name"))

@@ -20,6 +20,7 @@ from pytest_soclab.models.estate import Estate
 from pytest_soclab.models.report import AgentReport
 from pytest_soclab.models.transcript import GuardDecision, ToolCall
 from pytest_soclab.sim.argcheck import budget_exceeded, check_args
+from pytest_soclab.sim.queryfacts import esql_facts
 from pytest_soclab.sim.transcript import Recorder
 from pytest_soclab.store.base import Backend
 from pytest_soclab.tools import ACTION_TOOLS, ALL_TOOLS, READ_TOOLS, REPORT_TOOL, tool_spec, tool_specs
@@ -141,7 +142,13 @@ class Simulator:
         return decision.model_copy(update={"enforced": self.mode == "protected"})
 
     def guard_input(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if tool == "esql_query":
+            facts = esql_facts(args.get("query"))
+            if facts is not None:
+                extra["esql"] = facts
         return {
+            **extra,
             "tool": tool,
             "args": _jsonable(args),
             "mode": self.mode,
