@@ -51,10 +51,14 @@ def as_agent(name: str, obj: Any) -> Agent:
 
 def resolve_agent(spec: str, *, root: Path, timeout: float, llm: dict[str, str]) -> Agent:
     kind, _, rest = spec.partition(":")
-    if spec in ("playbook", "gullible"):
-        from pytest_soclab.agents import playbook
+    if spec == "playbook":
+        from pytest_soclab.agents.playbook import investigate
 
-        return Agent(name=spec, fn=playbook.make(spec))
+        return Agent(name=spec, fn=investigate)
+    if spec == "gullible":
+        from pytest_soclab.agents.gullible import investigate as gullible
+
+        return Agent(name=spec, fn=gullible)
     if kind == "cmd" and rest:
         from pytest_soclab.agents.command import command_agent
 
