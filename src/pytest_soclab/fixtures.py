@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_soclab import keys
+from pytest_soclab import keys, standalone
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.itemflow import ItemFailed, failure_text, run_item, scenario_context
 from pytest_soclab.models.scenario import AttackScenario
@@ -15,7 +15,7 @@ from pytest_soclab.sim.cases import BuiltCase, CaseLibrary
 from pytest_soclab.sim.simulator import Simulator
 
 
-def case_library(config: pytest.Config, settings: Settings) -> CaseLibrary:
+def case_library(config: pytest.Config, settings: Settings, live: Any = None) -> CaseLibrary:
     return CaseLibrary(
         settings.corpus_dir,
         settings.cache_dir,
@@ -23,6 +23,7 @@ def case_library(config: pytest.Config, settings: Settings) -> CaseLibrary:
         seed=settings.seed,
         build_db=not settings.live,
         progress=_progress_writer(config),
+        live=live,
     )
 
 
@@ -52,38 +53,17 @@ def item_case(item: pytest.Item, library: CaseLibrary) -> BuiltCase:
 
 
 def open_backend(item: pytest.Item, case: BuiltCase, live: Any) -> Any:
-    ispec = item.stash[keys.item_spec_key]
-    spec = ispec.spec
-    planted = spec.planted if isinstance(spec, AttackScenario) else []
+    spec = item.stash[keys.item_spec_key].spec
     if live is not None:
-        if planted:
+        if isinstance(spec, AttackScenario) and spec.planted:
             pytest.skip(f"{spec.id} plants documents, and a live cluster is only ever read")
         return live
-    from pytest_soclab.corpus.planted import expand_planted
-    from pytest_soclab.store.embedded import EmbeddedBackend
-
-    overlay = None
-    if planted:
-        expanded = expand_planted(case.recipe, [(p.index, p.doc) for p in planted])
-        overlay = [
-            (stream, p.id or doc_id, doc) for (stream, doc_id, doc), p in zip(expanded, planted)
-        ]
-    return EmbeddedBackend.open(case.db_path, overlay=overlay)
+    return standalone.open_backend(case, spec)
 
 
 def make_simulator(item: pytest.Item, case: BuiltCase, backend: Any, guard: Any, settings: Settings) -> Simulator:
-    from pytest_soclab.sim.actions import ActionSurface
-
     ispec = item.stash[keys.item_spec_key]
-    actions = ActionSurface(case.estate)  # works on its own copy: the simulator and oracles read that copy
-    return Simulator(
-        scenario_context(ispec, case, settings.max_tool_calls),
-        ispec.mode,
-        backend,
-        actions.estate,
-        guard,
-        actions,
-    )
+    return standalone.build_simulator(case, scenario_context(ispec, case, settings.max_tool_calls), ispec.mode, backend, guard)
 
 
 def run_and_record(item: pytest.Item, sim: Simulator, agent: Any, judge: Any) -> None:

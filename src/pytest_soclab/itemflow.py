@@ -52,16 +52,9 @@ def legit_actions(spec: Spec) -> list[ActionRef]:
 
 
 def scenario_context(item: ItemSpec, case: BuiltCase, max_tool_calls: int) -> ScenarioContext:
-    spec = item.spec
-    limit = min(x for x in (spec.max_tool_calls, max_tool_calls) if x)
-    return ScenarioContext(
-        id=spec.id,
-        kind=item.kind,
-        allowed_tools=list(spec.allowed_tools),
-        scope=case.scope(),
-        legit=legit_actions(spec),
-        max_tool_calls=limit,
-    )
+    from pytest_soclab.standalone import context_for
+
+    return context_for(case, item.spec, max_tool_calls, legit_actions(item.spec))
 
 
 def implicit_oracles(spec: Spec) -> list[OracleSpec]:

@@ -140,9 +140,9 @@ def soclab_settings(pytestconfig: pytest.Config) -> settings_mod.Settings:
 
 
 @pytest.fixture(scope="session")
-def soclab_cases(pytestconfig: pytest.Config, soclab_settings: settings_mod.Settings) -> Any:
+def soclab_cases(pytestconfig: pytest.Config, soclab_settings: settings_mod.Settings, soclab_live_backend: Any) -> Any:
     """The session's case library: each case built once, cached on disk, shared by xdist workers."""
-    return fixtures.case_library(pytestconfig, soclab_settings)
+    return fixtures.case_library(pytestconfig, soclab_settings, soclab_live_backend)
 
 
 @pytest.fixture

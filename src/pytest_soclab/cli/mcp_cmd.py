@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from pytest_soclab.errors import SoclabError
+from pytest_soclab.standalone import add_case_options, open_session
 from pytest_soclab.tools import Tools
 
 
@@ -23,16 +24,7 @@ def register(subparsers: Any) -> None:
         help="serve a case's tools over MCP (stdio or HTTP on loopback)",
         description="Serve the tools of a simulated case over the Model Context Protocol.",
     )
-    p.add_argument("--case", required=True, metavar="CASE", help="the case whose telemetry the tools serve")
-    p.add_argument(
-        "--scenario", metavar="FILE", help="a task or scenario file: its trigger, allowed tools and scope"
-    )
-    p.add_argument(
-        "--mode",
-        choices=("baseline", "protected"),
-        default="protected",
-        help="protected: every tool call passes the guard (default)",
-    )
+    add_case_options(p)
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP: a loopback address (default 127.0.0.1)")
     p.add_argument(
@@ -42,11 +34,9 @@ def register(subparsers: Any) -> None:
 
 
 def case_tools(args: argparse.Namespace) -> tuple[Tools, dict[str, Any] | None]:
-    """The simulator's tools for --case (and --scenario, --mode), and the trigger to offer, if any.
-
-    Wired by the harness (it owns building a simulator for a case).
-    """
-    raise SoclabError(f"soclab mcp: no simulator is available for case {args.case!r} in this build")
+    """The simulator's tools for --case (and --scenario, --mode), and the trigger to offer, if any."""
+    session = open_session(args)
+    return session.simulator.tools(), session.trigger
 
 
 def run(args: argparse.Namespace) -> int:

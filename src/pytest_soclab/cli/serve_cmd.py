@@ -17,11 +17,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "servers that talk to Elasticsearch directly can be benchmarked unchanged.",
     )
     source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--case", metavar="CASE", help="a case under --corpus-dir (built and cached on first use)")
     source.add_argument("--case-db", type=Path, metavar="PATH", help="a store file built by build_database")
     source.add_argument(
         "--index", action="append", metavar="NAME=FILE[:MAPPING]",
         help="serve an NDJSON file as index NAME, with an optional mapping JSON (repeatable)",
     )  # fmt: skip
+    p.add_argument("--corpus-dir", type=Path, default=Path("corpus"), help="where the cases live (default ./corpus)")
+    p.add_argument("--cache-dir", type=Path, default=Path(".soclab-cache"), help="built-case cache")
+    p.add_argument("--scale", type=float, default=1.0, help="background scale of the generated case (default 1)")
+    p.add_argument("--seed", type=int, default=None, help="override the case's generation seed")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=9200, help="port (default: 9200)")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
@@ -32,13 +37,17 @@ def open_backend(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """The backend a `serve` invocation names (one branch per kind of source)."""
     from pytest_soclab.store.embedded import EmbeddedBackend, open_sources
 
+    if getattr(args, "case", None):
+        from pytest_soclab.standalone import load_case, open_backend as case_backend
+
+        return case_backend(load_case(args), None)
     if getattr(args, "case_db", None) is not None:
         if not args.case_db.is_file():
             raise SoclabError(f"--case-db {args.case_db}: no such file")
         return EmbeddedBackend.open(args.case_db)
     if getattr(args, "index", None):
         return open_sources(list(args.index))
-    raise SoclabError("nothing to serve: give --case-db PATH or --index NAME=FILE[:MAPPING]")
+    raise SoclabError("nothing to serve: give --case CASE, --case-db PATH or --index NAME=FILE[:MAPPING]")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,18 +23,18 @@ ProgressFn = Callable[[str], None]
 @dataclass
 class BuiltCase:
     id: str
-    recipe: Any  # pytest_soclab.corpus.recipe.CaseRecipe
+    recipe: Any  # pytest_soclab.corpus.recipe.CaseRecipe, or None for live data with no recipe
     estate: Estate
     db_path: Path | None  # None with a live backend
     streams: list[str] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
+    window: dict[str, Any] = field(default_factory=dict)  # {gte, lte}
 
     def scope(self) -> dict[str, Any]:
         """What the guard treats as the case's telemetry: its data streams and time window."""
-        window = getattr(self.recipe, "window", None)
-        time_range = {}
-        if window is not None:
-            time_range = {"gte": _iso(getattr(window, "start", None)), "lte": _iso(getattr(window, "end", None))}
+        time_range = dict(self.window)
+        if not time_range and getattr(self.recipe, "window", None) is not None:
+            time_range = {"gte": _iso(self.recipe.window.start), "lte": _iso(self.recipe.window.end)}
         return {
             "indices": sorted(set(self.streams) | {"logs-*", ".alerts-security.alerts-default"}),
             "time_range": time_range,
@@ -60,6 +60,7 @@ class CaseLibrary:
         seed: int | None = None,
         build_db: bool = True,
         progress: ProgressFn | None = None,
+        live: Any = None,
     ):
         self.corpus_dir = corpus_dir
         self.cache_dir = cache_dir
@@ -67,6 +68,7 @@ class CaseLibrary:
         self.seed = seed
         self.build_db = build_db
         self.progress = progress
+        self.live = live  # a live backend: cases without a recipe are derived from its data
         self._cases: dict[str, BuiltCase] = {}
 
     def get(self, case_id: str) -> BuiltCase:
@@ -78,12 +80,21 @@ class CaseLibrary:
         from pytest_soclab.corpus.estate import estate_from_recipe
         from pytest_soclab.corpus.recipe import find_case, load_case
 
+        if self.live is not None and not (self.corpus_dir / case_id / "case.yaml").is_file():
+            return self._derive(case_id)
         recipe = load_case(find_case(self.corpus_dir, case_id))
         estate = estate_from_recipe(recipe)
         if not self.build_db:
             return BuiltCase(case_id, recipe, estate, None)
         db_path, manifest = self._ensure_db(case_id, recipe)
         return BuiltCase(case_id, recipe, estate, db_path, sorted(manifest.get("streams", {})), manifest)
+
+    def _derive(self, case_id: str) -> BuiltCase:
+        from pytest_soclab.sim.derive_estate import data_streams, derive_estate, time_range
+
+        if self.progress:
+            self.progress(f"soclab: case {case_id} has no recipe: deriving its estate from the live data")
+        return BuiltCase(case_id, None, derive_estate(self.live), None, data_streams(self.live), window=time_range(self.live))
 
     def _ensure_db(self, case_id: str, recipe: Any) -> tuple[Path, dict[str, Any]]:
         key = recipe.fingerprint(self.scale, self.seed)

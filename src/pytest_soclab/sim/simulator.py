@@ -115,7 +115,7 @@ class Simulator:
             return {"acknowledged": True}
         decision = self._decide(tool, args)
         record.decision = decision
-        if decision.enforced and not decision.allow:
+        if decision is not None and decision.enforced and not decision.allow:
             record.false_block = record.legit
             rules = ", ".join(decision.rule_ids) or "policy"
             why = "; ".join(decision.reasons) or decision.error or "denied"
