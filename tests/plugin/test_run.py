@@ -209,3 +209,31 @@ def test_broken_policy_stops_the_session_at_start(pytester: pytest.Pytester, soc
     result = pytester.runpytest("-p", "no:cacheprovider", f"--soclab-policy-dir={rego}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*soclab guard:*guard.rego*"])
+
+
+SHELL_AGENT = """#!/bin/sh
+# A shell agent: it investigates with `soclab query`, which reaches this item's tools over MCP.
+set -e
+soclab query search logs-endpoint.events.process-default --body '{"size": 3, "query": {"term": {"host.name": "web-01"}}}' --compact >&2
+soclab query call isolate_host --args '{"host": "web-01", "comment": "contain"}' --compact >&2
+soclab query call submit_report --args '{"markdown": "web-01 isolated"}' --compact >&2
+"""
+
+
+def test_a_shell_agent_uses_soclab_query_through_the_items_mcp_endpoint(
+    pytester: pytest.Pytester, soclab_cache: Path
+) -> None:
+    import os
+    import stat
+
+    script = pytester.path / "agent.sh"
+    script.write_text(SHELL_AGENT)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    make_project(pytester, soclab_cache, agent=f"mcp:{script}", atk=None)
+    bindir = str(Path(sys.executable).parent)  # the soclab console script lives next to this python
+    pytester._monkeypatch.setenv("PATH", bindir + os.pathsep + os.environ.get("PATH", ""))
+    result, data = _results(pytester, "-o", "soclab_timeout=60", subprocess=True)
+    result.assert_outcomes(passed=1)
+    (item,) = data["items"]
+    assert [c["tool"] for c in item["transcript"]] == ["es_search", "isolate_host", "submit_report"]
+    assert item["report"].startswith("web-01 isolated")
