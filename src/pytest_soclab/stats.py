@@ -24,20 +24,32 @@ Every function is deterministic: bootstrap and permutation draws come from a see
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
-from scipy import stats as _st
+
 
 Interval = tuple[float, float]
 BootstrapMethod = Literal["BCa", "percentile", "basic"]
 
 # scipy >= 1.15 takes `rng`; older versions only `random_state`. Both accept a Generator.
-_RNG_KW = "rng" if "rng" in inspect.signature(_st.bootstrap).parameters else "random_state"
+
+@functools.cache
+def _scipy() -> Any:
+    """scipy.stats, imported on first use: it costs ~0.8 s, and most pytest runs never need it."""
+    from scipy import stats
+
+    return stats
+
+
+@functools.cache
+def _rng_kw() -> str:
+    return "rng" if "rng" in inspect.signature(_scipy().bootstrap).parameters else "random_state"
 
 
 def _check_confidence(confidence: float) -> None:
@@ -55,7 +67,7 @@ def _check_counts(successes: int, n: int) -> None:
 def z_value(confidence: float) -> float:
     """The two-sided normal quantile for a confidence level (1.959964... for 0.95)."""
     _check_confidence(confidence)
-    return float(_st.norm.ppf(0.5 + confidence / 2.0))
+    return float(_scipy().norm.ppf(0.5 + confidence / 2.0))
 
 
 # --------------------------------------------------------------------------- rates
@@ -94,7 +106,7 @@ def _bootstrap(
         with warnings.catch_warnings():
             # BCa on near-degenerate data warns and returns NaN; we fall back below instead.
             warnings.simplefilter("ignore")
-            res = _st.bootstrap(
+            res = _scipy().bootstrap(
                 data,
                 statistic,
                 n_resamples=n_resamples,
@@ -102,7 +114,7 @@ def _bootstrap(
                 paired=False,
                 confidence_level=confidence,
                 method=m,
-                **{_RNG_KW: np.random.default_rng(seed)},
+                **{_rng_kw(): np.random.default_rng(seed)},
             )
         return (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
@@ -259,7 +271,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    return float(min(1.0, _st.binomtest(min(b, c), n, 0.5, alternative="two-sided").pvalue))
+    return float(min(1.0, _scipy().binomtest(min(b, c), n, 0.5, alternative="two-sided").pvalue))
 
 
 def discordant_pairs(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int]:
@@ -293,14 +305,14 @@ def paired_permutation_test(
         return 1.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = _st.permutation_test(
+        res = _scipy().permutation_test(
             (d,),
             lambda s, axis: np.mean(s, axis=axis),
             permutation_type="samples",
             vectorized=True,
             n_resamples=n_resamples,
             alternative="two-sided",
-            **{_RNG_KW: np.random.default_rng(seed)},
+            **{_rng_kw(): np.random.default_rng(seed)},
         )
     return float(min(1.0, res.pvalue))
 
@@ -312,7 +324,7 @@ def fisher_exact(s1: int, n1: int, s2: int, n2: int) -> float:
     if n1 == 0 or n2 == 0:
         return 1.0
     table = [[s1, n1 - s1], [s2, n2 - s2]]
-    return float(_st.fisher_exact(table, alternative="two-sided").pvalue)
+    return float(_scipy().fisher_exact(table, alternative="two-sided").pvalue)
 
 
 def bootstrap_diff_interval(

@@ -6,17 +6,24 @@
   disagreements.
 """
 
-from pytest_soclab.judge.base import Judge, dimension_points, total_points
-from pytest_soclab.judge.compare import (
-    BothJudges,
-    Disagreement,
-    JudgeComparison,
-    compare_judges,
-    compare_verdicts,
-    pooled_agreement,
-)
-from pytest_soclab.judge.llm import LLMJudge
-from pytest_soclab.judge.rules import RulesJudge
+import importlib
+from typing import Any
+
+# Imported on first use: the judges pull in scipy and friends, which most runs of the
+# plugin (collection, `pytest tests`) never need.
+_WHERE = {
+    "Judge": "base", "dimension_points": "base", "total_points": "base",
+    "BothJudges": "compare", "Disagreement": "compare", "JudgeComparison": "compare",
+    "compare_judges": "compare", "compare_verdicts": "compare", "pooled_agreement": "compare",
+    "LLMJudge": "llm", "RulesJudge": "rules",
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"pytest_soclab.judge.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'pytest_soclab.judge' has no attribute {name!r}")
+
 
 __all__ = [
     "BothJudges",
