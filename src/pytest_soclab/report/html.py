@@ -10,6 +10,7 @@ import json
 from html import escape
 from typing import Any
 
+from pytest_soclab import keys
 from pytest_soclab.models.results import ItemResult, ModeSummary, ResultsFile
 from pytest_soclab.report.svg import badge, interval_bar
 
@@ -160,6 +161,10 @@ class HtmlHooks:
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str], session: Any) -> None:
         if self.aggregator.final is not None:
             prefix.append(scorecard_html(self.aggregator.final))
+
+    def pytest_html_report_title(self, report: Any) -> None:
+        settings = self.aggregator.config.stash[keys.settings_key]
+        report.title = f"soclab: {settings.agent} ({', '.join(settings.modes)})"
 
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
         cells.insert(2, '<th class="sortable" data-column-type="soclab-mode">Mode</th>')
