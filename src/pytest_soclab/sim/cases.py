@@ -1,4 +1,11 @@
-"""Built cases: recipe -> generated corpus -> DuckDB file, cached on disk by content hash.
+"""Built cases, cached on disk by content hash as DuckDB files.
+
+A case is one of:
+- a recipe, `corpus/<case>/case.yaml`: generated, with the estate the recipe describes;
+- prebuilt data, `corpus/<case>/manifest.json` + NDJSON per data stream (what `soclab corpus
+  build` writes, and what pseudonymized or exported data looks like): loaded as is, with the
+  estate derived from the data;
+- with a live cluster, a case with neither: its estate is derived from the cluster's data.
 
 Several pytest-xdist workers may ask for the same case at once: one builds under a
 file lock, the others wait and then open the same read-only file.
@@ -6,6 +13,7 @@ file lock, the others wait and then open the same read-only file.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -15,6 +23,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from pytest_soclab.errors import SoclabError
 from pytest_soclab.models.estate import Estate
 
 ProgressFn = Callable[[str], None]
@@ -80,14 +89,40 @@ class CaseLibrary:
         from pytest_soclab.corpus.estate import estate_from_recipe
         from pytest_soclab.corpus.recipe import find_case, load_case
 
-        if self.live is not None and not (self.corpus_dir / case_id / "case.yaml").is_file():
-            return self._derive(case_id)
+        case_dir = self.corpus_dir / case_id
+        if not (case_dir / "case.yaml").is_file():
+            if (case_dir / "manifest.json").is_file() and self.build_db:
+                return self._prebuilt(case_id, case_dir)
+            if self.live is not None:
+                return self._derive(case_id)
         recipe = load_case(find_case(self.corpus_dir, case_id))
         estate = estate_from_recipe(recipe)
         if not self.build_db:
             return BuiltCase(case_id, recipe, estate, None)
         db_path, manifest = self._ensure_db(case_id, recipe)
         return BuiltCase(case_id, recipe, estate, db_path, sorted(manifest.get("streams", {})), manifest)
+
+    def _prebuilt(self, case_id: str, case_dir: Path) -> BuiltCase:
+        from pytest_soclab.corpus.build import read_built
+        from pytest_soclab.sim.derive_estate import derive_estate, time_range
+        from pytest_soclab.store.embedded import EmbeddedBackend, build_database
+
+        try:
+            manifest_text = (case_dir / "manifest.json").read_text(encoding="utf-8")
+            declared = json.loads(manifest_text)
+        except (OSError, ValueError) as exc:
+            raise SoclabError(f"{case_dir / 'manifest.json'}: not a readable manifest: {exc}") from None
+        # The manifest holds each stream file's hash: hashing it keys the cache on the data.
+        key = hashlib.sha256(manifest_text.encode()).hexdigest()
+        db, manifest = self._cached(case_id, key, lambda path: build_database(read_built(case_dir), path))
+        backend = EmbeddedBackend.open(db)
+        try:
+            estate, window = derive_estate(backend), time_range(backend)
+        finally:
+            backend.close()
+        if declared.get("window"):
+            window = {"gte": declared["window"].get("start"), "lte": declared["window"].get("end")}
+        return BuiltCase(case_id, None, estate, db, sorted(manifest.get("streams", {})), manifest, window)
 
     def _derive(self, case_id: str) -> BuiltCase:
         from pytest_soclab.sim.derive_estate import data_streams, derive_estate, time_range
@@ -97,23 +132,32 @@ class CaseLibrary:
         return BuiltCase(case_id, None, derive_estate(self.live), None, data_streams(self.live), window=time_range(self.live))
 
     def _ensure_db(self, case_id: str, recipe: Any) -> tuple[Path, dict[str, Any]]:
+        from pytest_soclab.corpus.generate import generate
+        from pytest_soclab.store.embedded import build_database
+
         key = recipe.fingerprint(self.scale, self.seed)
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        return self._cached(
+            case_id, key, lambda path: build_database(generate(recipe, scale=self.scale, seed=self.seed), path)
+        )
+
+    def _cached(self, case_id: str, key: str, build: Callable[[Path], dict[str, Any]]) -> tuple[Path, dict[str, Any]]:
+        """The case's store file for `key`, built by `build(path)` once, under a lock."""
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SoclabError(f"cannot create the case cache {self.cache_dir}: {exc.strerror or exc}") from None
         db = self.cache_dir / f"{case_id}-{key[:16]}.duckdb"
         manifest_path = db.with_suffix(".json")
         with FileLock(str(self.cache_dir / f"{case_id}.lock")):
             if not (db.is_file() and manifest_path.is_file()):
-                self._build(case_id, recipe, db, manifest_path)
+                self._build(case_id, build, db, manifest_path)
         return db, json.loads(manifest_path.read_text())
 
-    def _build(self, case_id: str, recipe: Any, db: Path, manifest_path: Path) -> None:
-        from pytest_soclab.corpus.generate import generate
-        from pytest_soclab.store.embedded import build_database
-
+    def _build(self, case_id: str, build: Callable[[Path], dict[str, Any]], db: Path, manifest_path: Path) -> None:
         started = time.perf_counter()
         if self.progress:
             self.progress(f"soclab: building case {case_id} (scale {self.scale:g}) into {db.name} ...")
-        info = build_database(generate(recipe, scale=self.scale, seed=self.seed), db)
+        info = build(db)
         streams = {name: idx["docs"] for name, idx in info.get("indices", {}).items()}
         manifest = {"case": case_id, "scale": self.scale, "seed": self.seed, "streams": streams, "build": info}
         tmp = manifest_path.with_suffix(".json.tmp")
