@@ -201,3 +201,13 @@ def test_keys_of_generic_json_are_pseudonymized_too() -> None:
     guard_input = {"assets": {"web-01": {"tier": 0, "role": "web"}}, "seen": {"hosts": ["web-01"]}}
     out = p.json(guard_input)
     assert out == {"assets": {p.name("web-01"): {"tier": 0, "role": "web"}}, "seen": {"hosts": [p.name("web-01")]}}
+
+
+def test_in_place_gives_the_same_documents_as_copying() -> None:
+    copied = pseudonymize_all(KEY, documents(), drop_geo=True)
+    p = Pseudonymizer(KEY, drop_geo=True)
+    p.learn_task(task())
+    docs = documents()
+    out = p.documents(docs, in_place=True)
+    assert out == copied
+    assert all(a is b for a, b in zip(out, docs))  # the given dicts, changed

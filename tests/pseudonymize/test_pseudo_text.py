@@ -182,3 +182,26 @@ def test_file_names_with_tld_like_extensions_are_not_mistaken_for_domains() -> N
     p = Pseudonymizer(KEY)
     p.learn_text("image@2x.png and notes@home")
     assert p.text("bash /tmp/payload.sh; python3 run.py") == "bash /tmp/payload.sh; python3 run.py"
+
+
+def test_addresses_next_to_punctuation_are_found() -> None:
+    p = P
+    out = p.text("see ...185.220.101.47, --00:15:5d:01:02:03 (10.20.1.15)")
+    assert "185.220.101.47" not in out and "10.20.1.15" not in out and "01:02:03" not in out
+    assert p.text("version 1.2.3.4.5") == "version 1.2.3.4.5"
+
+
+_ALPHABET = "0123456789abcdefABCDEFSxyz.:-_/%*\\@ '\"=,()[]\t"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(ENTITY_TOKENS + FILLER), st.text(alphabet=_ALPHABET, max_size=12)),
+                max_size=8))
+def test_the_fast_path_equals_the_plain_scan(pieces: list[str]) -> None:
+    """compute() cuts text into runs and skips the scan for plain words: it must give exactly what
+    one scan of the whole text gives."""
+    from pytest_soclab.pseudonymize.text import _TEXT
+
+    s = "".join(pieces)
+    P.texts.sync()
+    assert P.texts.compute(s) == _TEXT.sub(P.texts._sub_text, s)

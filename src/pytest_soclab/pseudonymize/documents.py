@@ -30,7 +30,7 @@ KIND_NAMES = ("keep", "text", "ip", "host", "domain", "user", "email", "full_nam
 
 _KEEP_EXACT = frozenset(
     """
-    @timestamp _index _id _score _version _seq_no _primary_term _routing _ignored
+    @timestamp _index _id _score _version _seq_no _primary_term _routing _ignored data_stream ecs
     agent.type agent.version agent.id agent.ephemeral_id agent.build.original host.id host.architecture host.type
     host.os.family host.os.kernel host.os.name host.os.platform host.os.type host.os.version host.os.full
     network.protocol network.transport network.type network.direction network.iana_number network.community_id
@@ -144,21 +144,41 @@ def classify(path: str) -> int:
     return TEXT
 
 
+def _copy(value: Any) -> Any:
+    """A deep copy of a JSON value (dicts and lists; scalars are immutable)."""
+    t = type(value)
+    if t is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if t is list:
+        return [_copy(v) for v in value]
+    return value
+
+
+# Transforming needs fewer distinctions than learning: every name kind is free text by then.
+_TRANSFORM_KIND = tuple(k if k in (KEEP, IP, LABELS, DROP) else TEXT for k in range(len(KIND_NAMES)))
+
+
 class _Node:
     """A position in a document's field tree; children are created (and classified) once."""
 
-    __slots__ = ("path", "kind", "children")
+    __slots__ = ("path", "kind", "tkind", "children", "kinds", "tkinds")
 
     def __init__(self, path: str, kind: int):
         self.path = path
         self.kind = kind
+        self.tkind = _TRANSFORM_KIND[kind]
         self.children: dict[str, _Node] = {}
+        # key -> kind of the child (learning) and what transforming it takes: one lookup in the hot loops
+        self.kinds: dict[str, int] = {}
+        self.tkinds: dict[str, int] = {}
 
     def child(self, key: str) -> _Node:
         node = self.children.get(key)
         if node is None:
             path = f"{self.path}.{key}" if self.path else key
             node = self.children[key] = _Node(path, classify(path))
+            self.kinds[key] = node.kind
+            self.tkinds[key] = node.tkind
         return node
 
 
@@ -170,6 +190,11 @@ class DocumentWalker:
         self.drop_geo = owner.drop_geo
         self.doc_root = _Node("", TEXT)
         self.json_root = _Node("", TEXT)
+        self._seen: list[set[str]] = [set() for _ in KIND_NAMES]
+        # Bound once: the hot loops run per nested object. (The memo dicts are cleared, never replaced.)
+        self._memo_get = owner.texts.memo.get
+        self._compute = owner.texts.compute
+        self._ip_get = owner.ips.memo_text.get
 
     # ---------------------------------------------------------------- learning
 
@@ -208,73 +233,177 @@ class DocumentWalker:
             p.names.learn_bare(v)
 
     def learn_doc(self, doc: dict[str, Any], node: _Node | None = None) -> None:
-        node = node or self.doc_root
+        self._learn_doc(doc, node or self.doc_root)
+
+    def _learn_doc(self, doc: dict[str, Any], node: _Node) -> None:
+        kinds = node.kinds
+        seen = self._seen
         for k, v in doc.items():
-            child = node.children.get(k) or node.child(k)
-            if child.kind == KEEP:
+            try:
+                kind = kinds[k]
+            except KeyError:
+                kind = node.child(k).kind
+            if kind == KEEP:
                 continue
-            if type(v) is str:
-                self.learn_value(child.kind, v)
-            elif type(v) is dict:
-                self.learn_doc(v, child)
-            elif type(v) is list:
-                self._learn_list(v, child)
+            t = type(v)
+            if t is str:
+                done = seen[kind]
+                if v not in done:  # learning is idempotent: each value once per kind
+                    if len(done) > 1_000_000:
+                        done.clear()
+                    done.add(v)
+                    self.learn_value(kind, v)
+            elif t is dict:
+                self._learn_doc(v, node.children[k])
+            elif t is list:
+                self._learn_list(v, node.children[k])
 
     def _learn_list(self, items: list[Any], node: _Node) -> None:
+        kind = node.kind
+        done = self._seen[kind]
         for v in items:
-            if type(v) is str:
-                self.learn_value(node.kind, v)
-            elif type(v) is dict:
-                self.learn_doc(v, node)
-            elif type(v) is list:
+            t = type(v)
+            if t is str:
+                if v not in done:
+                    done.add(v)
+                    self.learn_value(kind, v)
+            elif t is dict:
+                self._learn_doc(v, node)
+            elif t is list:
                 self._learn_list(v, node)
 
     # ---------------------------------------------------------------- transform
 
     def doc(self, doc: dict[str, Any], node: _Node | None = None) -> dict[str, Any]:
         """A pseudonymized copy of an ECS document (`_source`), nested or with dotted keys."""
-        node = node or self.doc_root
-        text = self.p.texts.text
+        self.p.texts.sync()
+        return self._doc(doc, node or self.doc_root)
+
+    # The hot loop: one pass over the document, memoized text results looked up inline.
+    def _doc(self, doc: dict[str, Any], node: _Node) -> dict[str, Any]:
+        tkinds = node.tkinds
+        memo_get = self._memo_get
+        compute = self._compute
         out: dict[str, Any] = {}
         for k, v in doc.items():
-            child = node.children.get(k)
-            if child is None:
-                child = node.child(k)
-            kind = child.kind
+            try:
+                kind = tkinds[k]
+            except KeyError:
+                kind = node.child(k).tkind
             t = type(v)
             if t is str:
                 if kind == TEXT:
-                    out[k] = text(v)
+                    r = memo_get(v)
+                    out[k] = compute(v) if r is None else r
                 elif kind == KEEP:
                     out[k] = v
                 else:
                     out[k] = self._typed(kind, v)
+            elif kind == KEEP:
+                out[k] = _copy(v)  # a kept object (hashes, data_stream): everything under it is kept
             elif t is dict:
                 if kind == DROP and self.drop_geo:
                     continue
-                out[k] = self.doc(v, child)
+                out[k] = self._doc(v, node.children[k])
             elif t is list:
                 if kind == DROP and self.drop_geo:
                     continue
-                out[k] = self._list(v, child)
+                out[k] = self._list(v, node.children[k])
             else:
                 out[k] = v
         return out
 
     def _list(self, items: list[Any], node: _Node) -> list[Any]:
-        kind = node.kind
+        kind = node.tkind
+        if kind == KEEP:
+            return _copy(items)
+        memo_get = self.p.texts.memo.get
         out: list[Any] = []
         for v in items:
             t = type(v)
             if t is str:
-                out.append(v if kind == KEEP else self._typed(kind, v))
+                r = memo_get(v) if kind == TEXT else None
+                out.append(r if r is not None else self._typed(kind, v))
             elif t is dict:
-                out.append(self.doc(v, node))
+                out.append(self._doc(v, node))
             elif t is list:
                 out.append(self._list(v, node))
             else:
                 out.append(v)
         return out
+
+    def doc_in_place(
+        self, doc: dict[str, Any], node: _Node | None = None, done: set[int] | None = None
+    ) -> dict[str, Any]:
+        """Pseudonymize a document the caller owns (e.g. just parsed), without copying it.
+
+        `done`, when given, collects the ids of the objects changed: pass one set for a batch of
+        live documents that may share objects, so that a shared object is changed once. Parsed
+        JSON never shares objects and needs none.
+        """
+        self.p.texts.sync()
+        return self._doc_in_place(doc, node or self.doc_root, done)
+
+    def _doc_in_place(self, doc: dict[str, Any], node: _Node, done: set[int] | None) -> dict[str, Any]:
+        if done is not None:
+            if id(doc) in done:
+                return doc
+            done.add(id(doc))
+        tkinds = node.tkinds
+        memo_get = self._memo_get
+        compute = self._compute
+        ip_get = self._ip_get
+        dropped: list[str] | None = None
+        for k, v in doc.items():  # only values change: the dict's size does not
+            try:
+                kind = tkinds[k]
+            except KeyError:
+                kind = node.child(k).tkind
+            if kind == KEEP:
+                continue
+            t = type(v)
+            if t is str:
+                if kind == TEXT:
+                    r = memo_get(v)
+                    doc[k] = compute(v) if r is None else r
+                elif kind == IP:
+                    r = ip_get(v)
+                    doc[k] = self._typed(kind, v) if r is None else r
+                else:
+                    doc[k] = self._typed(kind, v)
+            elif t is dict:
+                if kind == DROP and self.drop_geo:
+                    dropped = (dropped or []) + [k]
+                else:
+                    self._doc_in_place(v, node.children[k], done)
+            elif t is list:
+                if kind == DROP and self.drop_geo:
+                    dropped = (dropped or []) + [k]
+                else:
+                    self._list_in_place(v, node.children[k], done)
+        if dropped:
+            for k in dropped:
+                del doc[k]
+        return doc
+
+    def _list_in_place(self, items: list[Any], node: _Node, done: set[int] | None) -> None:
+        kind = node.tkind
+        if kind == KEEP:
+            return
+        if done is not None:
+            if id(items) in done:
+                return
+            done.add(id(items))
+        get = self._memo_get if kind == TEXT else self._ip_get if kind == IP else None
+        for i, v in enumerate(items):
+            t = type(v)
+            if t is str:
+                r = get(v) if get is not None else None
+                items[i] = r if r is not None else self._typed(kind, v)
+            elif t is dict:
+                self._doc_in_place(v, node, done)
+            elif t is list:
+                self._list_in_place(v, node, done)
 
     def _typed(self, kind: int, v: str) -> str:
         p = self.p
@@ -282,12 +411,13 @@ class DocumentWalker:
             return v
         if kind == IP:
             out = p.ips.address(v)
-            return out if out is not None else p.texts.text(v)
+            return out if out is not None else p.texts.compute(v)
         if kind == LABELS:
             return p.names.labels(v) if v else v
         if kind == DROP and self.drop_geo:
             return ""
-        return p.texts.text(v)
+        r = p.texts.memo.get(v)
+        return p.texts.compute(v) if r is None else r
 
     # ---------------------------------------------------------------- generic JSON
 
@@ -345,7 +475,9 @@ class DocumentWalker:
     def json(self, obj: Any, node: _Node | None = None) -> Any:
         """Any JSON value: search hits and ES|QL responses are recognised, other strings are text,
         keys included (assets keyed by host name)."""
-        node = node or self.json_root
+        if node is None:
+            self.p.texts.sync()
+            node = self.json_root
         t = type(obj)
         if t is dict:
             if "_source" in obj or "fields" in obj and "_id" in obj:
@@ -353,7 +485,7 @@ class DocumentWalker:
             if type(obj.get("columns")) is list and type(obj.get("values")) is list:
                 return self._esql(obj)
             out: dict[str, Any] = {}
-            text = self.p.texts.text
+            text = self.p.texts.compute
             for k, v in obj.items():
                 child = node.children.get(k) or node.child(k)
                 key = text(k) if type(k) is str else k
@@ -378,7 +510,7 @@ class DocumentWalker:
         out: dict[str, Any] = {}
         for k, v in hit.items():
             if k in ("_source", "fields", "highlight") and type(v) is dict:
-                out[k] = self.doc(v)
+                out[k] = self._doc(v, self.doc_root)
             elif k in ("_index", "_id", "_score", "_routing", "_version", "_seq_no", "_primary_term", "sort"):
                 out[k] = v
             else:
@@ -403,7 +535,7 @@ class DocumentWalker:
                 elif tv is list:
                     new.append(self._list(v, node))
                 elif tv is dict:
-                    new.append(self.doc(v, node))
+                    new.append(self._doc(v, node))
                 else:
                     new.append(v)
             rows.append(new)

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
+from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer, bulk
 
 MANIFEST_NAME = "pseudonymization.json"
 JSON_SUFFIXES = (".json",)
@@ -107,7 +107,7 @@ def transform_value(p: Pseudonymizer, obj: Any) -> Any:
     if is_task(obj):
         return p.task(obj, learn=False)
     if is_document(obj):
-        return p.document(obj, learn=False)
+        return p.walker.doc_in_place(obj)  # freshly parsed: ours to change, and nothing in it is shared
     return p.json(obj, learn=False)
 
 
@@ -250,8 +250,9 @@ def pseudonymize_paths(
         if p_src == out_resolved or out_resolved in p_src.parents:
             raise SoclabError(f"the input {src} is inside the output directory {out_dir}: choose another --out")
 
-    for src, _ in inputs:  # pass 1: learn everything
-        learn_file(p, src)
+    with bulk():
+        for src, _ in inputs:  # pass 1: learn everything
+            learn_file(p, src)
     for _, rel in inputs:  # names in file and directory names are names too
         for part in rel.parts:
             p.learn_text(part)
@@ -263,7 +264,8 @@ def pseudonymize_paths(
         if new_rel in targets:
             raise SoclabError(f"{src} and {targets[new_rel]} would both be written to {out_dir / new_rel}")
         targets[new_rel] = src
-        data, count = transform_file(p, src)
+        with bulk():
+            data, count = transform_file(p, src)
         _write_bytes(out_dir / new_rel, data)
         manifest.files.append(FileReport(output=new_rel.as_posix(), kind=file_kind(src) or "", records=count))
     manifest.names_learned = len(p.known.bare)

@@ -134,7 +134,7 @@ class IpPseudonymizer:
         self.keep_special = keep_special
         self._memo4: dict[int, int] = {}
         self._memo6: dict[int, int] = {}
-        self._memo_text: dict[str, str | None] = {}
+        self.memo_text: dict[str, str | None] = {}
 
     # ---------------------------------------------------------------- integers
 
@@ -169,10 +169,12 @@ class IpPseudonymizer:
 
     def address(self, text: str) -> str | None:
         """The pseudonym of an address written as text, in the same notation; None when not an address."""
-        memo = self._memo_text
+        memo = self.memo_text
         if text in memo:
             return memo[text]
         out = memo[text] = self._address(text)
+        if len(memo) > 1_000_000:
+            memo.clear()
         return out
 
     def _address(self, text: str) -> str | None:

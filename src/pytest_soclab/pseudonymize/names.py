@@ -205,7 +205,7 @@ class Names:
         self._keep_domains = sorted(kept, key=lambda d: -d.count("."))
         self._pseudo: dict[str, str] = {}
         self._suffix: dict[str, int] = {}
-        self._word_memo: dict[str, str] = {}
+        self.word_memo: dict[str, str] = {}
         self._gen = -1
         self.ip_hook = None  # set by the Pseudonymizer: text -> pseudonym text or None
 
@@ -283,22 +283,23 @@ class Names:
 
     # ---------------------------------------------------------------- transform
 
-    def _sync(self) -> None:
+    def sync(self) -> None:
+        """Drop memoized words when names were learned since they were computed."""
         if self._gen != self.known.generation:
             self.known.finalize()
-            self._word_memo.clear()
+            self.word_memo.clear()
             self._gen = self.known.generation
 
     def word(self, token: str) -> str:
         """A word of free text (letters, digits, _ and -, possibly dotted): its pseudonym or itself."""
         if self._gen != self.known.generation:
-            self._sync()
-        out = self._word_memo.get(token)
+            self.sync()
+        out = self.word_memo.get(token)
         if out is None:
             out = self._word(token)
-            if len(self._word_memo) > 500_000:
-                self._word_memo.clear()
-            self._word_memo[token] = out
+            if len(self.word_memo) > 500_000:
+                self.word_memo.clear()
+            self.word_memo[token] = out
         return out
 
     def _word(self, token: str) -> str:
