@@ -234,18 +234,30 @@ def make_doc(e: Estate, n: int) -> dict[str, Any]:
     return base
 
 
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
 def generate(n: int, seed: int) -> list[dict[str, Any]]:
     e = Estate(random.Random(seed))
     return [make_doc(e, i) for i in range(n)]
 
 
-def _best(fn, repeat: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    """Best (CPU seconds, wall seconds) over `repeat` runs. CPU time is what this process used:
-    on a shared machine it is the steadier figure; wall time is reported next to it."""
+def _best(fn, repeat: int, setup=None) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """Best (CPU seconds, wall seconds) of `fn(setup())` over `repeat` runs (setup is not timed).
+    CPU time is what this process used: on a shared machine it is the steadier figure; wall time
+    is reported next to it."""
     cpu, wall = [], []
     for _ in range(repeat):
+        arg = setup() if setup is not None else None
         c0, w0 = time.process_time(), time.perf_counter()
-        fn()
+        fn(arg)
         cpu.append(time.process_time() - c0)
         wall.append(time.perf_counter() - w0)
     return min(cpu), min(wall)
@@ -264,25 +276,38 @@ def main(argv: list[str] | None = None) -> int:
     gen_s = time.perf_counter() - t0
     size = sum(len(json.dumps(d)) for d in docs[:2000]) / 2000
 
-    # learn (fresh pseudonymizer each round: a cold start, as in a real run)
-    def learn() -> Pseudonymizer:
+    raw = [json.dumps(d) for d in docs]
+
+    def parsed() -> list[dict[str, Any]]:
+        return [json.loads(line) for line in raw]  # documents of our own, as read from a file
+
+    def learned() -> Pseudonymizer:
         p = Pseudonymizer(KEY)
         p.learn_documents(docs)
         return p
 
-    learn_s = _best(learn, args.repeat)
-    p = learn()
+    p = learned()
 
-    def transform_cold() -> None:
-        # First transformation after learning: every distinct value is computed once.
+    def fresh() -> Pseudonymizer:
+        # Everything learned, nothing transformed yet: every distinct value is computed once.
         q = Pseudonymizer(KEY)
         q.known.update(p.known)
-        q.documents(docs, learn=False)
+        return q
 
-    cold_s = _best(transform_cold, args.repeat)
+    figures = {
+        # pass 1 alone, from a cold start as in a real run
+        "learn": _best(lambda _: learned(), args.repeat),
+        # pass 2 alone: copies (the default API) and in place (parsed documents, what the CLI does)
+        "transform_copy": _best(lambda q: q.documents(docs, learn=False), args.repeat, fresh),
+        "transform_in_place": _best(lambda a: a[0].documents(a[1], learn=False, in_place=True, shared=False),
+                                    args.repeat, lambda: (fresh(), parsed())),
+        # both passes: Pseudonymizer(key).documents(docs)
+        "end_to_end_copy": _best(lambda _: Pseudonymizer(KEY).documents(docs), args.repeat),
+        "end_to_end_in_place": _best(lambda d: Pseudonymizer(KEY).documents(d, in_place=True, shared=False),
+                                     args.repeat, parsed),
+    }
     p.documents(docs, learn=False)
-    warm_s = _best(lambda: p.documents(docs, learn=False), args.repeat)  # values seen before: memo hits
-    e2e_s = _best(lambda: Pseudonymizer(KEY).documents(docs), args.repeat)
+    figures["transform_copy_warm"] = _best(lambda _: p.documents(docs, learn=False), args.repeat)
 
     # distinct-address cost (Crypto-PAn, no memo)
     rng = random.Random(5)
@@ -305,24 +330,21 @@ def main(argv: list[str] | None = None) -> int:
         fdocs = docs[: args.file_docs]
         (src / "events.ndjson").write_text("".join(json.dumps(d) + "\n" for d in fdocs), encoding="utf-8")
         runs = iter(range(args.repeat))
-        file_s = _best(lambda: pseudonymize_paths([src], Path(tmp) / f"out{next(runs)}", Pseudonymizer(KEY)),
+        file_s = _best(lambda _: pseudonymize_paths([src], Path(tmp) / f"out{next(runs)}", Pseudonymizer(KEY)),
                        args.repeat)
 
     n = len(docs)
     stats = {
         "docs": n,
         "avg_doc_bytes": round(size),
+        "distinct_text_values": len({v for d in docs for v in _strings(d)}),
         "distinct_names_learned": len(p.known.bare),
         "distinct_domains_learned": len(p.known.domains),
         "generate_s": round(gen_s, 2),
-        "learn_docs_per_s": round(n / learn_s[0]),
-        "transform_cold_docs_per_s": round(n / cold_s[0]),
-        "transform_warm_docs_per_s": round(n / warm_s[0]),
-        "end_to_end_docs_per_s": round(n / e2e_s[0]),
-        "file_ndjson_docs_per_s": round(len(fdocs) / file_s[0]),
-        "wall_clock_docs_per_s": {"learn": round(n / learn_s[1]), "transform_cold": round(n / cold_s[1]),
-                                  "transform_warm": round(n / warm_s[1]), "end_to_end": round(n / e2e_s[1]),
-                                  "file_ndjson": round(len(fdocs) / file_s[1])},
+        "docs_per_s_cpu": {k: round(n / v[0]) for k, v in figures.items()},
+        "docs_per_s_wall": {k: round(n / v[1]) for k, v in figures.items()},
+        "file_ndjson_docs_per_s_cpu": round(len(fdocs) / file_s[0]),
+        "file_ndjson_docs_per_s_wall": round(len(fdocs) / file_s[1]),
         "crypto_pan_ipv4_us": round(v4_us, 1),
         "crypto_pan_ipv6_us": round(v6_us, 1),
         "python": platform.python_version(),

@@ -15,9 +15,17 @@ Unknown fields are free text: only addresses and learned names in them change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from pytest_soclab.pseudonymize.shapes import (
+    COMPILE_AFTER,
+    MAX_PLANS_PER_FIELD,
+    compile_copy,
+    compile_in_place,
+    compile_learn,
+)
 from pytest_soclab.reference import ecs_fields
 
 if TYPE_CHECKING:
@@ -161,7 +169,7 @@ _TRANSFORM_KIND = tuple(k if k in (KEEP, IP, LABELS, DROP) else TEXT for k in ra
 class _Node:
     """A position in a document's field tree; children are created (and classified) once."""
 
-    __slots__ = ("path", "kind", "tkind", "children", "kinds", "tkinds")
+    __slots__ = ("path", "kind", "tkind", "children", "kinds", "tkinds", "plans", "sightings")
 
     def __init__(self, path: str, kind: int):
         self.path = path
@@ -171,6 +179,9 @@ class _Node:
         # key -> kind of the child (learning) and what transforming it takes: one lookup in the hot loops
         self.kinds: dict[str, int] = {}
         self.tkinds: dict[str, int] = {}
+        # (mode, key tuple) -> compiled walker for objects of that shape here (see shapes.py)
+        self.plans: dict[tuple[str, tuple[str, ...]], Callable[[dict[str, Any]], None]] = {}
+        self.sightings: dict[tuple[str, tuple[str, ...]], int] = {}
 
     def child(self, key: str) -> _Node:
         node = self.children.get(key)
@@ -233,7 +244,34 @@ class DocumentWalker:
             p.names.learn_bare(v)
 
     def learn_doc(self, doc: dict[str, Any], node: _Node | None = None) -> None:
-        self._learn_doc(doc, node or self.doc_root)
+        self._learn_dict(doc, node or self.doc_root)
+
+    def _learn_new(self, kind: int, v: str) -> None:
+        """Learn a value not seen before in this kind (learning is idempotent: each value once)."""
+        done = self._seen[kind]
+        if len(done) > 1_000_000:
+            done.clear()
+        done.add(v)
+        self.learn_value(kind, v)
+
+    def _learn_dict(self, doc: dict[str, Any], node: _Node) -> None:
+        shape = ("learn", tuple(doc))
+        plan = node.plans.get(shape)
+        if plan is None:
+            plan = self._plan(node, shape, compile_learn)
+            if plan is None:
+                self._learn_doc(doc, node)
+                return
+        plan(doc)
+
+    def _plan(self, node: _Node, shape: tuple[str, tuple[str, ...]], compiler: Any) -> Any:
+        seen = node.sightings.get(shape, 0) + 1
+        if seen < COMPILE_AFTER or len(node.plans) >= MAX_PLANS_PER_FIELD:
+            node.sightings[shape] = seen
+            return None
+        plan = node.plans[shape] = compiler(self, node, shape[1])
+        node.sightings.pop(shape, None)
+        return plan
 
     def _learn_doc(self, doc: dict[str, Any], node: _Node) -> None:
         kinds = node.kinds
@@ -247,14 +285,10 @@ class DocumentWalker:
                 continue
             t = type(v)
             if t is str:
-                done = seen[kind]
-                if v not in done:  # learning is idempotent: each value once per kind
-                    if len(done) > 1_000_000:
-                        done.clear()
-                    done.add(v)
-                    self.learn_value(kind, v)
+                if v not in seen[kind]:
+                    self._learn_new(kind, v)
             elif t is dict:
-                self._learn_doc(v, node.children[k])
+                self._learn_dict(v, node.children[k])
             elif t is list:
                 self._learn_list(v, node.children[k])
 
@@ -265,10 +299,9 @@ class DocumentWalker:
             t = type(v)
             if t is str:
                 if v not in done:
-                    done.add(v)
-                    self.learn_value(kind, v)
+                    self._learn_new(kind, v)
             elif t is dict:
-                self._learn_doc(v, node)
+                self._learn_dict(v, node)
             elif t is list:
                 self._learn_list(v, node)
 
@@ -277,7 +310,16 @@ class DocumentWalker:
     def doc(self, doc: dict[str, Any], node: _Node | None = None) -> dict[str, Any]:
         """A pseudonymized copy of an ECS document (`_source`), nested or with dotted keys."""
         self.p.texts.sync()
-        return self._doc(doc, node or self.doc_root)
+        return self._copy_dict(doc, node or self.doc_root)
+
+    def _copy_dict(self, doc: dict[str, Any], node: _Node) -> dict[str, Any]:
+        shape = ("copy", tuple(doc))
+        plan = node.plans.get(shape)
+        if plan is None:
+            plan = self._plan(node, shape, compile_copy)
+            if plan is None:
+                return self._doc(doc, node)
+        return plan(doc)  # type: ignore[no-any-return]
 
     # The hot loop: one pass over the document, memoized text results looked up inline.
     def _doc(self, doc: dict[str, Any], node: _Node) -> dict[str, Any]:
@@ -304,7 +346,7 @@ class DocumentWalker:
             elif t is dict:
                 if kind == DROP and self.drop_geo:
                     continue
-                out[k] = self._doc(v, node.children[k])
+                out[k] = self._copy_dict(v, node.children[k])
             elif t is list:
                 if kind == DROP and self.drop_geo:
                     continue
@@ -325,7 +367,7 @@ class DocumentWalker:
                 r = memo_get(v) if kind == TEXT else None
                 out.append(r if r is not None else self._typed(kind, v))
             elif t is dict:
-                out.append(self._doc(v, node))
+                out.append(self._copy_dict(v, node))
             elif t is list:
                 out.append(self._list(v, node))
             else:
@@ -342,7 +384,20 @@ class DocumentWalker:
         JSON never shares objects and needs none.
         """
         self.p.texts.sync()
+        if done is None:
+            self._in_place_dict(doc, node or self.doc_root)
+            return doc
         return self._doc_in_place(doc, node or self.doc_root, done)
+
+    def _in_place_dict(self, doc: dict[str, Any], node: _Node) -> None:
+        shape = ("in_place", tuple(doc))
+        plan = node.plans.get(shape)
+        if plan is None:
+            plan = self._plan(node, shape, compile_in_place)
+            if plan is None:
+                self._doc_in_place(doc, node, None)
+                return
+        plan(doc)
 
     def _doc_in_place(self, doc: dict[str, Any], node: _Node, done: set[int] | None) -> dict[str, Any]:
         if done is not None:
@@ -374,6 +429,8 @@ class DocumentWalker:
             elif t is dict:
                 if kind == DROP and self.drop_geo:
                     dropped = (dropped or []) + [k]
+                elif done is None:
+                    self._in_place_dict(v, node.children[k])
                 else:
                     self._doc_in_place(v, node.children[k], done)
             elif t is list:
@@ -401,7 +458,10 @@ class DocumentWalker:
                 r = get(v) if get is not None else None
                 items[i] = r if r is not None else self._typed(kind, v)
             elif t is dict:
-                self._doc_in_place(v, node, done)
+                if done is None:
+                    self._in_place_dict(v, node)
+                else:
+                    self._doc_in_place(v, node, done)
             elif t is list:
                 self._list_in_place(v, node, done)
 
@@ -510,7 +570,7 @@ class DocumentWalker:
         out: dict[str, Any] = {}
         for k, v in hit.items():
             if k in ("_source", "fields", "highlight") and type(v) is dict:
-                out[k] = self._doc(v, self.doc_root)
+                out[k] = self._copy_dict(v, self.doc_root)
             elif k in ("_index", "_id", "_score", "_routing", "_version", "_seq_no", "_primary_term", "sort"):
                 out[k] = v
             else:
@@ -535,7 +595,7 @@ class DocumentWalker:
                 elif tv is list:
                     new.append(self._list(v, node))
                 elif tv is dict:
-                    new.append(self._doc(v, node))
+                    new.append(self._copy_dict(v, node))
                 else:
                     new.append(v)
             rows.append(new)

@@ -53,7 +53,7 @@ _REGEX = _master(r"\\?\.", regex_mode=True)
 # of the characters tokens are made of; a run is scanned alone (its neighbours, separators, can
 # satisfy none of the look-arounds, so the result is the same as scanning in place), and most runs
 # are plain words that need no scan at all. Results are memoized per run.
-_RUNS = re.compile(r"([\w.:%*/-]+)")
+_RUNS = re.compile(r"([\w.:%*-]+(?:/\d{1,3}(?![\w.:%*/-]))?)")  # with a CIDR suffix: 10.0.0.0/8
 _PLAIN_WORD = re.compile(rf"{_WORD}(?:\.{_WORD})*")
 _MAYBE_SPECIAL = re.compile(r"\d\.[\d*]|:[0-9A-Fa-f]{0,4}:|[0-9A-Fa-f]{2}[:-][0-9A-Fa-f]{2}[:-]|S-1-5-21-")
 _SPECIAL_KINDS = ("mac", "sid", "ip6", "ip4", "glob4")
@@ -235,7 +235,7 @@ class TextPseudonymizer:
             if "\\\\" in s:
                 for m in _UNC.finditer(s):
                     names.learn_domain(m.group("host"), host=True)
-            if "/user:" in s.lower():
+            if "/user:" in s or "/USER:" in s or "/User:" in s:
                 for m in _USER_SWITCH.finditer(s):
                     names.learn_user(m.group("user"))
         if "=" in s:
@@ -247,12 +247,15 @@ class TextPseudonymizer:
             m2 = _SUDO.match(s)
             if m2:
                 names.learn_user(m2.group("user"))
-        for m in _SSHD.finditer(s):
-            names.learn_user(m.group("user"))
-        for m in _ACCOUNT_CMD.finditer(s):
-            user = m.group("user") or m.group("user2") or m.group("user3")
-            if user:
-                names.learn_user(user)
+        if "for " in s or "user " in s:
+            for m in _SSHD.finditer(s):
+                names.learn_user(m.group("user"))
+        low = s.lower()
+        if "user" in low or "sudo" in low or "net" in low or "chage" in low:
+            for m in _ACCOUNT_CMD.finditer(s):
+                user = m.group("user") or m.group("user2") or m.group("user3")
+                if user:
+                    names.learn_user(user)
 
     def _learn_at(self, local: str, host: str, ssh: bool) -> None:
         names = self.names
