@@ -15,21 +15,67 @@ import pytest_soclab.pseudonymize.documents as documents_module
 from pytest_soclab.pseudonymize import Pseudonymizer
 
 KEY = b"shapes-test-key-0123456789abcd"
-KEYS = ["host", "name", "ip", "user", "message", "source", "destination", "port", "geo", "city_name", "dns",
-        "question", "answers", "data", "hash", "sha256", "event", "dataset", "process", "command_line", "args",
-        "url", "full", "domain", "email", "subdomain", "related", "hosts", "id", "threat", "technique"]
-VALUES = ["web-01", "alice", "10.20.1.15", "185.220.101.47", "ssh alice@db-02", "evil-c2.xyz",
-          "http://update-check.evil-c2.xyz/x", "T1105", "plain words", "", "alice@acme-widgets.com",
-          "/home/bob/.ssh/id_rsa", "fe80::1", "WS-FIN-07"]
+KEYS = [
+    "host",
+    "name",
+    "ip",
+    "user",
+    "message",
+    "source",
+    "destination",
+    "port",
+    "geo",
+    "city_name",
+    "dns",
+    "question",
+    "answers",
+    "data",
+    "hash",
+    "sha256",
+    "event",
+    "dataset",
+    "process",
+    "command_line",
+    "args",
+    "url",
+    "full",
+    "domain",
+    "email",
+    "subdomain",
+    "related",
+    "hosts",
+    "id",
+    "threat",
+    "technique",
+]
+VALUES = [
+    "web-01",
+    "alice",
+    "10.20.1.15",
+    "185.220.101.47",
+    "ssh alice@db-02",
+    "evil-c2.xyz",
+    "http://update-check.evil-c2.xyz/x",
+    "T1105",
+    "plain words",
+    "",
+    "alice@acme-widgets.com",
+    "/home/bob/.ssh/id_rsa",
+    "fe80::1",
+    "WS-FIN-07",
+]
 
 leaf = st.one_of(st.sampled_from(VALUES), st.integers(0, 70000), st.booleans(), st.none())
 tree = st.recursive(
     leaf,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)
+    ),
     max_leaves=20,
 )
-docs_strategy = st.lists(st.dictionaries(st.sampled_from(KEYS), tree, min_size=1, max_size=6), min_size=1,
-                         max_size=6)
+docs_strategy = st.lists(
+    st.dictionaries(st.sampled_from(KEYS), tree, min_size=1, max_size=6), min_size=1, max_size=6
+)
 
 
 def _run(docs: list[dict[str, Any]], compile_after: int, mode: str, drop_geo: bool) -> tuple[Any, Any]:

@@ -33,65 +33,168 @@ if TYPE_CHECKING:
 
 # Kinds (small ints: compared in the hot loop).
 KEEP, TEXT, IP, HOST, DOMAIN, USER, EMAIL, FULL_NAME, ADDRESS, URL, LABELS, SECRET, DROP = range(13)
-KIND_NAMES = ("keep", "text", "ip", "host", "domain", "user", "email", "full_name", "address", "url", "labels",
-              "secret", "drop")
+KIND_NAMES = (
+    "keep",
+    "text",
+    "ip",
+    "host",
+    "domain",
+    "user",
+    "email",
+    "full_name",
+    "address",
+    "url",
+    "labels",
+    "secret",
+    "drop",
+)
 
 _KEEP_EXACT = frozenset(
     """
     @timestamp _index _id _score _version _seq_no _primary_term _routing _ignored data_stream ecs
-    agent.type agent.version agent.id agent.ephemeral_id agent.build.original host.id host.architecture host.type
-    host.os.family host.os.kernel host.os.name host.os.platform host.os.type host.os.version host.os.full
-    network.protocol network.transport network.type network.direction network.iana_number network.community_id
-    network.application log.level log.logger input.type service.type file.extension file.type file.mime_type
-    file.attributes dns.question.type dns.question.class dns.question.top_level_domain dns.response_code
-    dns.header_flags dns.type dns.op_code dns.id dns.answers.type dns.answers.class tls.version
-    tls.version_protocol tls.cipher tls.curve http.request.method http.version rule.id rule.uuid rule.version
-    rule.category rule.ruleset kibana.alert.rule.uuid kibana.alert.uuid kibana.alert.status
-    kibana.alert.workflow_status kibana.alert.severity kibana.alert.risk_score kibana.space_ids
-    kibana.alert.rule.type kibana.alert.rule.rule_type_id kibana.alert.rule.producer kibana.alert.rule.consumer
+    agent.type agent.version agent.id agent.ephemeral_id agent.build.original host.id host.architecture
+    host.type host.os.family host.os.kernel host.os.name host.os.platform host.os.type host.os.version
+    host.os.full network.protocol network.transport network.type network.direction network.iana_number
+    network.community_id network.application log.level log.logger input.type service.type file.extension
+    file.type file.mime_type file.attributes dns.question.type dns.question.class
+    dns.question.top_level_domain dns.response_code dns.header_flags dns.type dns.op_code dns.id
+    dns.answers.type dns.answers.class tls.version tls.version_protocol tls.cipher tls.curve
+    http.request.method http.version rule.id rule.uuid rule.version rule.category rule.ruleset
+    kibana.alert.rule.uuid kibana.alert.uuid kibana.alert.status kibana.alert.workflow_status
+    kibana.alert.severity kibana.alert.risk_score kibana.space_ids kibana.alert.rule.type
+    kibana.alert.rule.rule_type_id kibana.alert.rule.producer kibana.alert.rule.consumer
     kibana.alert.rule.severity kibana.alert.rule.risk_score kibana.alert.rule.rule_id kibana.alert.depth
-    kibana.alert.original_event.action kibana.alert.original_event.category kibana.alert.original_event.dataset
-    kibana.alert.original_event.kind kibana.alert.original_event.module kibana.alert.original_event.type
-    kibana.version suricata.eve.event_type suricata.eve.app_proto suricata.eve.alert.action
-    suricata.eve.alert.category zeek.connection.state zeek.connection.history process.args_count
-    tags.threat.technique
+    kibana.alert.original_event.action kibana.alert.original_event.category
+    kibana.alert.original_event.dataset kibana.alert.original_event.kind
+    kibana.alert.original_event.module kibana.alert.original_event.type kibana.version
+    suricata.eve.event_type suricata.eve.app_proto suricata.eve.alert.action suricata.eve.alert.category
+    zeek.connection.state zeek.connection.history process.args_count tags.threat.technique
     """.split()
 )
-_KEEP_PREFIXES = ("event.", "data_stream.", "ecs.", "threat.framework", "threat.feed.", "threat.indicator.type",
-                  "threat.indicator.marking.", "threat.indicator.confidence", "threat.indicator.provider")
+_KEEP_PREFIXES = (
+    "event.",
+    "data_stream.",
+    "ecs.",
+    "threat.framework",
+    "threat.feed.",
+    "threat.indicator.type",
+    "threat.indicator.marking.",
+    "threat.indicator.confidence",
+    "threat.indicator.provider",
+)
 _TEXT_EXCEPTIONS = frozenset({"event.original", "event.reason", "event.url", "event.reference"})
 _KEEP_LEAVES = frozenset(
     """
-    md5 sha1 sha224 sha256 sha384 sha512 sha3_224 sha3_256 sha3_384 sha3_512 ssdeep tlsh imphash cdhash pehash
-    authentihash ja3 ja3s ja4 ja4s hassh hassh_server community_id port entity_id uuid signature_id
+    md5 sha1 sha224 sha256 sha384 sha512 sha3_224 sha3_256 sha3_384 sha3_512 ssdeep tlsh imphash cdhash
+    pehash authentihash ja3 ja3s ja4 ja4s hassh hassh_server community_id port entity_id uuid
+    signature_id
     """.split()
 )
 _IP_LEAVES = frozenset(
-    {"ip", "orig_h", "resp_h", "ipaddress", "ip_address", "src_ip", "dest_ip", "dst_ip", "client_ip",
-     "remote_ip", "resolved_ip", "forwarded_ip", "ips", "attacker_ip", "attacker_ips", "source_ip",
-     "destination_ip", "local_ip", "sourceip", "destinationip", "remote_addr", "remoteaddress"}
+    {
+        "ip",
+        "orig_h",
+        "resp_h",
+        "ipaddress",
+        "ip_address",
+        "src_ip",
+        "dest_ip",
+        "dst_ip",
+        "client_ip",
+        "remote_ip",
+        "resolved_ip",
+        "forwarded_ip",
+        "ips",
+        "attacker_ip",
+        "attacker_ips",
+        "source_ip",
+        "destination_ip",
+        "local_ip",
+        "sourceip",
+        "destinationip",
+        "remote_addr",
+        "remoteaddress",
+    }
 )
 _HOST_LAST2 = frozenset(
-    {"host.name", "host.hostname", "observer.name", "observer.hostname", "agent.name", "syslog.hostname",
-     "related.hosts", "target.hostname"}
+    {
+        "host.name",
+        "host.hostname",
+        "observer.name",
+        "observer.hostname",
+        "agent.name",
+        "syslog.hostname",
+        "related.hosts",
+        "target.hostname",
+    }
 )
 _HOST_LEAVES = frozenset(
-    {"hostname", "computer_name", "computername", "workstationname", "workstation", "machinename",
-     "machine_name", "targetservername", "hosts", "implicated_hosts", "host_name", "devicename", "device_name"}
+    {
+        "hostname",
+        "computer_name",
+        "computername",
+        "workstationname",
+        "workstation",
+        "machinename",
+        "machine_name",
+        "targetservername",
+        "hosts",
+        "implicated_hosts",
+        "host_name",
+        "devicename",
+        "device_name",
+    }
 )
 _DOMAIN_LEAVES = frozenset(
-    {"domain", "registered_domain", "server_name", "sni", "fqdn", "targetdomainname", "subjectdomainname",
-     "domain_name", "domainname", "query", "qname", "rrname", "host"}
+    {
+        "domain",
+        "registered_domain",
+        "server_name",
+        "sni",
+        "fqdn",
+        "targetdomainname",
+        "subjectdomainname",
+        "domain_name",
+        "domainname",
+        "query",
+        "qname",
+        "rrname",
+        "host",
+    }
 )
 _DOMAIN_EXACT = frozenset(
-    {"dns.question.name", "dns.answers.name", "zeek.ssl.server.name", "tls.server.x509.subject.common_name",
-     "tls.server.x509.alternative_names", "tls.client.x509.subject.common_name"}
+    {
+        "dns.question.name",
+        "dns.answers.name",
+        "zeek.ssl.server.name",
+        "tls.server.x509.subject.common_name",
+        "tls.server.x509.alternative_names",
+        "tls.client.x509.subject.common_name",
+    }
 )
 _USER_PARENTS = frozenset({"target", "effective", "changes", "entity"})
 _USER_LEAVES = frozenset(
-    {"username", "user_name", "targetusername", "subjectusername", "accountname", "account_name",
-     "samaccountname", "user", "users", "logon_user", "targetuser", "targetoutboundusername",
-     "subjectaccountname", "memberName".lower(), "owner", "uid_name", "auid_name", "suser", "duser"}
+    {
+        "username",
+        "user_name",
+        "targetusername",
+        "subjectusername",
+        "accountname",
+        "account_name",
+        "samaccountname",
+        "user",
+        "users",
+        "logon_user",
+        "targetuser",
+        "targetoutboundusername",
+        "subjectaccountname",
+        "memberName".lower(),
+        "owner",
+        "uid_name",
+        "auid_name",
+        "suser",
+        "duser",
+    }
 )
 _URL_LEAVES = frozenset({"url", "uri", "referrer", "referer", "href", "full_url"})
 
@@ -169,7 +272,7 @@ _TRANSFORM_KIND = tuple(k if k in (KEEP, IP, LABELS, DROP) else TEXT for k in ra
 class _Node:
     """A position in a document's field tree; children are created (and classified) once."""
 
-    __slots__ = ("path", "kind", "tkind", "children", "kinds", "tkinds", "plans", "sightings")
+    __slots__ = ("children", "kind", "kinds", "path", "plans", "sightings", "tkind", "tkinds")
 
     def __init__(self, path: str, kind: int):
         self.path = path
@@ -559,7 +662,9 @@ class DocumentWalker:
             return out
         if t is list:
             return [
-                (v if node.kind == KEEP else self._typed(node.kind, v)) if type(v) is str else self.json(v, node)
+                (v if node.kind == KEEP else self._typed(node.kind, v))
+                if type(v) is str
+                else self.json(v, node)
                 for v in obj
             ]
         if t is str:
@@ -600,5 +705,7 @@ class DocumentWalker:
                     new.append(v)
             rows.append(new)
         out["values"] = rows
-        return {k: (self.json(v) if k not in ("columns", "values") and type(v) in (dict, list) else v)
-                for k, v in out.items()}
+        return {
+            k: (self.json(v) if k not in ("columns", "values") and type(v) in (dict, list) else v)
+            for k, v in out.items()
+        }

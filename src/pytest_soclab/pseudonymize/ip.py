@@ -64,7 +64,9 @@ class _CryptoPAn:
 @dataclass(frozen=True)
 class SpecialRange:
     network: str
-    action: str  # "verbatim": kept as is; "prefix": prefix kept, host bits pseudonymized; "embed4": IPv4 inside
+    action: (
+        str  # "verbatim": kept as is; "prefix": prefix kept, host bits pseudonymized; "embed4": IPv4 inside
+    )
     why: str
 
 
@@ -93,7 +95,9 @@ SPECIAL_V6: tuple[SpecialRange, ...] = (
     SpecialRange("::/128", "verbatim", "unspecified address"),
     SpecialRange("::1/128", "verbatim", "loopback"),
     SpecialRange("::ffff:0:0/96", "embed4", "IPv4-mapped: the embedded IPv4 address gets its IPv4 pseudonym"),
-    SpecialRange("64:ff9b::/96", "embed4", "NAT64 well-known prefix: the embedded IPv4 gets its IPv4 pseudonym"),
+    SpecialRange(
+        "64:ff9b::/96", "embed4", "NAT64 well-known prefix: the embedded IPv4 gets its IPv4 pseudonym"
+    ),
     SpecialRange("100::/64", "prefix", "discard-only (RFC 6666)"),
     SpecialRange("2001:db8::/32", "prefix", "documentation (RFC 3849)"),
     SpecialRange("2002::/16", "prefix", "6to4"),

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from pytest_soclab.errors import SoclabError
 from pytest_soclab.pseudonymize.documents import DocumentWalker
 from pytest_soclab.pseudonymize.identifiers import MacPseudonymizer, SidPseudonymizer
 from pytest_soclab.pseudonymize.ip import IpPseudonymizer
@@ -44,6 +45,9 @@ def bulk() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+KNOWN_FORMAT = 1
 
 
 class Pseudonymizer:
@@ -73,7 +77,7 @@ class Pseudonymizer:
         self.keep_users = tuple(sorted({u.lower() for u in keep_users}))
         self.drop_geo = drop_geo
         self.ips = IpPseudonymizer(derive(secret, "crypto-pan", 32), keep_special=keep_special_ranges)
-        known = KnownNames(keep=self.keep_users)
+        known = KnownNames(keep=self.keep_users, digest_key=derive(secret, "known-names"))
         self.names = Names(derive(secret, "names"), known=known, keep_domains=self.keep_domains)
         self.names.ip_hook = self.ips.address
         self.macs = MacPseudonymizer(derive(secret, "mac"))
@@ -101,6 +105,32 @@ class Pseudonymizer:
     @property
     def known(self) -> KnownNames:
         return self.names.known
+
+    # ---------------------------------------------------------------- memory across runs
+
+    def export_known(self) -> dict[str, Any]:
+        """What this instance learned (and remembers), as keyed digests: no name in clear.
+
+        Load it in a later run (`load_known`) and the names an earlier run learned are recognised
+        in free text even when the later inputs do not reveal them.
+        """
+        bare, domains = self.known.digests()
+        return {"format": KNOWN_FORMAT, "key_id": self.key_id, "names": bare, "domains": domains}
+
+    def load_known(self, data: dict[str, Any], origin: str = "known names") -> None:
+        if not isinstance(data, dict) or data.get("format") != KNOWN_FORMAT:
+            raise SoclabError(f"{origin}: not a soclab known-names file (format {KNOWN_FORMAT})")
+        if data.get("key_id") != self.key_id:
+            raise SoclabError(
+                f"{origin}: made with another key (key id {data.get('key_id')}, this key is {self.key_id})"
+            )
+        names, domains = data.get("names", []), data.get("domains", [])
+        if not all(isinstance(x, str) for x in [*names, *domains]):
+            raise SoclabError(f"{origin}: names and domains must be lists of digests")
+        self.known.remember(names, domains)
+        self.texts.forget_learned()  # values read before must be probed again
+        for seen in self.walker._seen:
+            seen.clear()
 
     # ---------------------------------------------------------------- learning
 

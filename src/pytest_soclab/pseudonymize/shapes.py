@@ -20,7 +20,9 @@ COMPILE_AFTER = 2  # sightings of a shape before it is compiled
 MAX_PLANS_PER_FIELD = 64  # past that, a field's shapes vary too much to be worth compiling
 
 
-def compile_in_place(walker: DocumentWalker, node: _Node, keys: tuple[str, ...]) -> Callable[[dict[str, Any]], None]:
+def compile_in_place(
+    walker: DocumentWalker, node: _Node, keys: tuple[str, ...]
+) -> Callable[[dict[str, Any]], None]:
     """A function changing, in place, an object of this shape at this field (no shared objects)."""
     from pytest_soclab.pseudonymize.documents import DROP, IP, KEEP, TEXT
 
@@ -63,12 +65,18 @@ def compile_in_place(walker: DocumentWalker, node: _Node, keys: tuple[str, ...])
     return env["plan"]  # type: ignore[no-any-return]
 
 
-def compile_learn(walker: DocumentWalker, node: _Node, keys: tuple[str, ...]) -> Callable[[dict[str, Any]], None]:
+def compile_learn(
+    walker: DocumentWalker, node: _Node, keys: tuple[str, ...]
+) -> Callable[[dict[str, Any]], None]:
     """A function learning the names of an object of this shape at this field."""
     from pytest_soclab.pseudonymize.documents import KEEP
 
     lines = ["def plan(d):"]
-    env: dict[str, Any] = {"learn": walker._learn_new, "DISPATCH": walker._learn_dict, "LIST": walker._learn_list}
+    env: dict[str, Any] = {
+        "learn": walker._learn_new,
+        "DISPATCH": walker._learn_dict,
+        "LIST": walker._learn_list,
+    }
     for i, k in enumerate(keys):
         child = node.child(k)
         kind = child.kind
@@ -88,7 +96,9 @@ def compile_learn(walker: DocumentWalker, node: _Node, keys: tuple[str, ...]) ->
     return env["plan"]  # type: ignore[no-any-return]
 
 
-def compile_copy(walker: DocumentWalker, node: _Node, keys: tuple[str, ...]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def compile_copy(
+    walker: DocumentWalker, node: _Node, keys: tuple[str, ...]
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """A function returning a pseudonymized copy of an object of this shape at this field."""
     from pytest_soclab.pseudonymize.documents import DROP, IP, KEEP, TEXT, _copy
 

@@ -31,11 +31,15 @@ def _master(dot: str, regex_mode: bool) -> re.Pattern[str]:
     if regex_mode:
         alts.append(r"(?P<esc>\\[A-Za-z0-9])")  # \b \d \s \1 ...: regex syntax, not text
     alts += [
-        rf"(?P<mac>{nw}(?<!:)[0-9A-Fa-f]{{2}}(?P<macsep>[:-])(?:[0-9A-Fa-f]{{2}}(?P=macsep)){{4}}[0-9A-Fa-f]{{2}}"
-        r"(?![\w:-]))",
+        (
+            rf"(?P<mac>{nw}(?<!:)[0-9A-Fa-f]{{2}}(?P<macsep>[:-])(?:[0-9A-Fa-f]{{2}}(?P=macsep)){{4}}[0-9A-Fa-f]{{2}}"
+            r"(?![\w:-]))"
+        ),
         rf"(?P<sid>{nw}(?<!-)S-1-5-21-(?P<sidsub>\d+-\d+-\d+)(?![\d]))",
-        rf"(?P<ip6>{nw}(?<![:.%])(?:[0-9A-Fa-f]{{0,4}}:){{2,7}}(?:{ip4}|[0-9A-Fa-f]{{1,4}})?(?:%[\w.-]+)?"
-        rf"(?![\w:]|{dot}\w))",
+        (
+            rf"(?P<ip6>{nw}(?<![:.%])(?:[0-9A-Fa-f]{{0,4}}:){{2,7}}(?:{ip4}|[0-9A-Fa-f]{{1,4}})?(?:%[\w.-]+)?"
+            rf"(?![\w:]|{dot}\w))"
+        ),
         rf"(?P<ip4>{nw}(?<!\d\.)(?P<ip4a>{ip4})(?:/(?P<plen>\d{{1,3}})(?!\d))?(?!\w|{dot}\d|{dot}in-addr{dot}arpa))",
     ]
     if regex_mode:
@@ -79,14 +83,20 @@ _ACCOUNT_CMD = re.compile(
 _KV_USER = re.compile(
     r"(?i)\b(?:user|username|user_name|account|acct|login|suser|duser|auid_name)=[\"']?(?P<user>[\w.@\\$-]+)"
 )
-_KV_HOST = re.compile(r"(?i)\b(?:host|hostname|computer|computername|workstation|dhost|shost)=[\"']?(?P<host>[\w.-]+)")
+_KV_HOST = re.compile(
+    r"(?i)\b(?:host|hostname|computer|computername|workstation|dhost|shost)=[\"']?(?P<host>[\w.-]+)"
+)
 _SSHD = re.compile(
     r"\b(?:for (?:invalid user |illegal user )?|[Ii]nvalid user |session (?:opened|closed) for user )"
     r"(?P<user>[\w.$@-]+)(?: from| by|\(| port|$)"
 )
 _SUDO = re.compile(r"^\s*(?P<user>[\w.-]+) : (?:TTY|PWD|USER|COMMAND)=")
 # Commands whose user@host arguments are a user and a host (not an e-mail address, not a file@2x.png).
-_SSH_FAMILY = re.compile(r"(?i)(?:^|[\s/\\\"'])(?:ssh|scp|sftp|rsync|ssh-copy-id|sshpass|plink|pscp|mosh)(?:\.exe)?\b")
+_SSH_FAMILY = re.compile(
+    r"(?i)(?:^|[\s/\\\"'])(?:ssh|scp|sftp|rsync|ssh-copy-id|sshpass|plink|pscp|mosh)(?:\.exe)?\b"
+)
+_PROBE_WORDS = re.compile(r"\w(?:[\w.-]*\w)?")
+_SEP_SPLIT = re.compile(r"([-_])")
 _NOT_HOME_USERS = frozenset({"public", "default", "default user", "all users", "shared", "defaultapppool"})
 
 
@@ -206,6 +216,9 @@ class TextPseudonymizer:
 
     # ---------------------------------------------------------------- learning
 
+    def forget_learned(self) -> None:
+        self._learned.clear()
+
     def learn(self, s: str) -> None:
         """Learn the names that the text's own form reveals (see the module docstring)."""
         if s in self._learned or len(s) < 3:
@@ -214,6 +227,8 @@ class TextPseudonymizer:
             self._learned.clear()
         self._learned.add(s)
         names = self.names
+        if names.known.remembers:
+            self._probe_words(s)
         if "://" in s:
             for m in _URL.finditer(s):
                 host = m.group("host").strip("[]")
@@ -256,6 +271,24 @@ class TextPseudonymizer:
                 user = m.group("user") or m.group("user2") or m.group("user3")
                 if user:
                     names.learn_user(user)
+
+    def _probe_words(self, s: str) -> None:
+        """Words of the text that earlier runs learned as names (see KnownNames.probe)."""
+        probe = self.names.known.probe
+        for word in _PROBE_WORDS.findall(s.lower()):
+            probe(word)
+            if "." in word:
+                labels = word.split(".")
+                for i, label in enumerate(labels):
+                    probe(label)
+                    if 0 < i < len(labels) - 1:
+                        probe(".".join(labels[i:]))
+            if "-" in word or "_" in word:
+                parts = _SEP_SPLIT.split(word.split(".", 1)[0])
+                if len(parts) <= 13:  # words and separators: every run of whole parts
+                    for a in range(0, len(parts), 2):
+                        for b in range(a + 1, len(parts) + 1, 2):
+                            probe("".join(parts[a:b]))
 
     def _learn_at(self, local: str, host: str, ssh: bool) -> None:
         names = self.names
