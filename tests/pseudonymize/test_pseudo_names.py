@@ -167,3 +167,12 @@ def test_pseudonyms_depend_on_the_key_only() -> None:
     # Processing order does not matter.
     c = Names(b"k" * 32)
     assert [c.pseudonym(t) for t in reversed(tokens)] == [a.pseudonym(t) for t in reversed(tokens)]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["logs-endpoint.events.process-default", "logs-system.auth", ".alerts-security.alerts-default",
+     "logs-ti_abusech.url-default", ".ds-logs-zeek.dns-default-2024.05.01-000001", "logs-okta.system-default"],
+)
+def test_data_stream_and_index_names_are_kept(p: Pseudonymizer, name: str) -> None:
+    assert p.text(name) == name

@@ -361,18 +361,20 @@ class DocumentWalker:
         shape = ("learn", tuple(doc))
         plan = node.plans.get(shape)
         if plan is None:
-            plan = self._plan(node, shape, compile_learn)
+            plan = self._plan(node, shape, compile_learn, doc)
             if plan is None:
                 self._learn_doc(doc, node)
                 return
         plan(doc)
 
-    def _plan(self, node: _Node, shape: tuple[str, tuple[str, ...]], compiler: Any) -> Any:
+    def _plan(
+        self, node: _Node, shape: tuple[str, tuple[str, ...]], compiler: Any, sample: dict[str, Any]
+    ) -> Any:
         seen = node.sightings.get(shape, 0) + 1
         if seen < COMPILE_AFTER or len(node.plans) >= MAX_PLANS_PER_FIELD:
             node.sightings[shape] = seen
             return None
-        plan = node.plans[shape] = compiler(self, node, shape[1])
+        plan = node.plans[shape] = compiler(self, node, shape[1], sample)
         node.sightings.pop(shape, None)
         return plan
 
@@ -419,7 +421,7 @@ class DocumentWalker:
         shape = ("copy", tuple(doc))
         plan = node.plans.get(shape)
         if plan is None:
-            plan = self._plan(node, shape, compile_copy)
+            plan = self._plan(node, shape, compile_copy, doc)
             if plan is None:
                 return self._doc(doc, node)
         return plan(doc)  # type: ignore[no-any-return]
@@ -496,7 +498,7 @@ class DocumentWalker:
         shape = ("in_place", tuple(doc))
         plan = node.plans.get(shape)
         if plan is None:
-            plan = self._plan(node, shape, compile_in_place)
+            plan = self._plan(node, shape, compile_in_place, doc)
             if plan is None:
                 self._doc_in_place(doc, node, None)
                 return

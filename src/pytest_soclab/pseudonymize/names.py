@@ -160,7 +160,22 @@ def ecs_roots() -> frozenset[str]:
     return frozenset(n.split(".", 1)[0] for n in ecs_names()) | _ECS_EXTRA_ROOTS
 
 
+# Data streams and indices (logs-zeek.dns-default, .ds-..., .alerts-...): names of the store, kept.
+_INDEX_PREFIXES = (
+    "logs-",
+    "metrics-",
+    "traces-",
+    "synthetics-",
+    "profiling-",
+    ".ds-",
+    ".alerts-",
+    ".internal.",
+)
+
+
 def looks_like_field_name(low: str) -> bool:
+    if low.startswith(_INDEX_PREFIXES):
+        return True
     for multi in (".keyword", ".text", ".caseless"):
         low = low.removesuffix(multi)
     return low in ecs_names() or low.split(".", 1)[0] in ecs_roots()
