@@ -41,22 +41,60 @@ def pseudonymize_all(key: bytes, docs: list[dict[str, Any]], **options: Any) -> 
 @pytest.mark.parametrize(
     ("path", "kind"),
     [
-        ("source.ip", IP), ("related.ip", IP), ("host.ip", IP), ("winlog.event_data.IpAddress", IP),
-        ("dns.resolved_ip", IP), ("host.name", HOST), ("host.hostname", HOST), ("agent.name", HOST),
-        ("observer.name", HOST), ("winlog.computer_name", HOST), ("host.target.name", HOST),
-        ("user.name", USER), ("process.user.name", USER), ("source.user.name", USER), ("user.target.name", USER),
-        ("related.user", USER), ("winlog.event_data.TargetUserName", USER), ("user.full_name", FULL_NAME),
-        ("user.email", EMAIL), ("email.from.address", EMAIL), ("source.address", ADDRESS),
-        ("dns.answers.data", ADDRESS), ("dns.question.name", DOMAIN), ("url.domain", DOMAIN),
-        ("user.domain", DOMAIN), ("tls.client.server_name", DOMAIN), ("zeek.dns.query", DOMAIN),
-        ("dns.question.subdomain", LABELS), ("dns.question.top_level_domain", KEEP), ("url.full", URL),
-        ("url.original", URL), ("process.command_line", TEXT), ("message", TEXT), ("file.path", TEXT),
-        ("event.original", TEXT), ("process.hash.sha256", KEEP), ("file.hash.md5", KEEP),
-        ("threat.technique.id", KEEP), ("kibana.alert.rule.threat.technique.id", KEEP), ("event.dataset", KEEP),
-        ("data_stream.dataset", KEEP), ("network.protocol", KEEP), ("network.transport", KEEP),
-        ("network.community_id", KEEP), ("process.entity_id", KEEP), ("host.id", KEEP), ("@timestamp", KEEP),
-        ("source.port", KEEP), ("host.os.name", KEEP), ("user.id", TEXT), ("user_agent.name", TEXT),
-        ("source.geo.city_name", DROP), ("destination.as", DROP), ("group.name", TEXT),
+        ("source.ip", IP),
+        ("related.ip", IP),
+        ("host.ip", IP),
+        ("winlog.event_data.IpAddress", IP),
+        ("dns.resolved_ip", IP),
+        ("host.name", HOST),
+        ("host.hostname", HOST),
+        ("agent.name", HOST),
+        ("observer.name", HOST),
+        ("winlog.computer_name", HOST),
+        ("host.target.name", HOST),
+        ("user.name", USER),
+        ("process.user.name", USER),
+        ("source.user.name", USER),
+        ("user.target.name", USER),
+        ("related.user", USER),
+        ("winlog.event_data.TargetUserName", USER),
+        ("user.full_name", FULL_NAME),
+        ("user.email", EMAIL),
+        ("email.from.address", EMAIL),
+        ("source.address", ADDRESS),
+        ("dns.answers.data", ADDRESS),
+        ("dns.question.name", DOMAIN),
+        ("url.domain", DOMAIN),
+        ("user.domain", DOMAIN),
+        ("tls.client.server_name", DOMAIN),
+        ("zeek.dns.query", DOMAIN),
+        ("dns.question.subdomain", LABELS),
+        ("dns.question.top_level_domain", KEEP),
+        ("url.full", URL),
+        ("url.original", URL),
+        ("process.command_line", TEXT),
+        ("message", TEXT),
+        ("file.path", TEXT),
+        ("event.original", TEXT),
+        ("process.hash.sha256", KEEP),
+        ("file.hash.md5", KEEP),
+        ("threat.technique.id", KEEP),
+        ("kibana.alert.rule.threat.technique.id", KEEP),
+        ("event.dataset", KEEP),
+        ("data_stream.dataset", KEEP),
+        ("network.protocol", KEEP),
+        ("network.transport", KEEP),
+        ("network.community_id", KEEP),
+        ("process.entity_id", KEEP),
+        ("host.id", KEEP),
+        ("@timestamp", KEEP),
+        ("source.port", KEEP),
+        ("host.os.name", KEEP),
+        ("user.id", TEXT),
+        ("user_agent.name", TEXT),
+        ("source.geo.city_name", DROP),
+        ("destination.as", DROP),
+        ("group.name", TEXT),
     ],
 )
 def test_field_kinds(path: str, kind: int) -> None:
@@ -92,7 +130,9 @@ def test_what_links_events_and_what_is_not_personal_is_kept() -> None:
             if side in before and "port" in before[side]:
                 assert after[side]["port"] == before[side]["port"]
     blob = json.dumps(out)
-    assert SHA256 in blob and "T1105" in blob and "TA0011" in blob and "d41d8cd98f00b204e9800998ecf8427e" in blob
+    assert (
+        SHA256 in blob and "T1105" in blob and "TA0011" in blob and "d41d8cd98f00b204e9800998ecf8427e" in blob
+    )
     assert out[0]["process"]["entity_id"] == docs[0]["process"]["entity_id"]
     assert out[0]["host"]["os"] == docs[0]["host"]["os"]
     assert out[0]["process"]["executable"] == "/usr/bin/curl"
@@ -164,10 +204,15 @@ def test_equal_values_stay_equal_and_different_ones_different() -> None:
 
 def test_flat_dotted_keys_are_treated_like_nested_objects() -> None:
     p = Pseudonymizer(KEY)
-    nested = p.document({"host": {"name": "web-01"}, "source": {"ip": ATTACKER_IP}, "user": {"name": "alice"}})
+    nested = p.document(
+        {"host": {"name": "web-01"}, "source": {"ip": ATTACKER_IP}, "user": {"name": "alice"}}
+    )
     flat = p.document({"host.name": "web-01", "source.ip": ATTACKER_IP, "user.name": "alice"})
-    assert flat == {"host.name": nested["host"]["name"], "source.ip": nested["source"]["ip"],
-                    "user.name": nested["user"]["name"]}
+    assert flat == {
+        "host.name": nested["host"]["name"],
+        "source.ip": nested["source"]["ip"],
+        "user.name": nested["user"]["name"],
+    }
 
 
 def test_drop_geo_removes_the_original_addresses_location() -> None:
@@ -181,17 +226,33 @@ def test_search_responses_and_esql_results_match_the_documents() -> None:
     docs = documents()
     p = Pseudonymizer(KEY)
     p.learn_documents(docs)
-    resp = {"took": 3, "hits": {"total": {"value": 1, "relation": "eq"},
-                                "hits": [{"_index": ".ds-logs-system.auth-default-2024.05.01-000001",
-                                          "_id": "abc", "_score": 1.0, "_source": docs[3]}]},
-            "aggregations": {"by_user": {"buckets": [{"key": "alice", "doc_count": 1}]}}}
+    resp = {
+        "took": 3,
+        "hits": {
+            "total": {"value": 1, "relation": "eq"},
+            "hits": [
+                {
+                    "_index": ".ds-logs-system.auth-default-2024.05.01-000001",
+                    "_id": "abc",
+                    "_score": 1.0,
+                    "_source": docs[3],
+                }
+            ],
+        },
+        "aggregations": {"by_user": {"buckets": [{"key": "alice", "doc_count": 1}]}},
+    }
     new = p.json(resp, learn=False)
     assert new["hits"]["hits"][0]["_source"] == p.document(docs[3], learn=False)
     assert new["hits"]["hits"][0]["_index"] == resp["hits"]["hits"][0]["_index"]
     assert new["aggregations"]["by_user"]["buckets"][0]["key"] == p.name("alice")
-    esql = {"columns": [{"name": "host.name", "type": "keyword"}, {"name": "source.ip", "type": "ip"},
-                        {"name": "c", "type": "long"}],
-            "values": [["web-01", ATTACKER_IP, 4]]}
+    esql = {
+        "columns": [
+            {"name": "host.name", "type": "keyword"},
+            {"name": "source.ip", "type": "ip"},
+            {"name": "c", "type": "long"},
+        ],
+        "values": [["web-01", ATTACKER_IP, 4]],
+    }
     assert p.json(esql, learn=False)["values"] == [[p.name("web-01"), p.ip(ATTACKER_IP), 4]]
 
 
@@ -200,4 +261,17 @@ def test_keys_of_generic_json_are_pseudonymized_too() -> None:
     p.learn_host("web-01")
     guard_input = {"assets": {"web-01": {"tier": 0, "role": "web"}}, "seen": {"hosts": ["web-01"]}}
     out = p.json(guard_input)
-    assert out == {"assets": {p.name("web-01"): {"tier": 0, "role": "web"}}, "seen": {"hosts": [p.name("web-01")]}}
+    assert out == {
+        "assets": {p.name("web-01"): {"tier": 0, "role": "web"}},
+        "seen": {"hosts": [p.name("web-01")]},
+    }
+
+
+def test_in_place_gives_the_same_documents_as_copying() -> None:
+    copied = pseudonymize_all(KEY, documents(), drop_geo=True)
+    p = Pseudonymizer(KEY, drop_geo=True)
+    p.learn_task(task())
+    docs = documents()
+    out = p.documents(docs, in_place=True)
+    assert out == copied
+    assert all(a is b for a, b in zip(out, docs))  # the given dicts, changed

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_soclab.pseudonymize.ip import SPECIAL_V4, SPECIAL_V6, IpPseudonymizer, _CryptoPAn, common_prefix_len
+from pytest_soclab.pseudonymize.ip import (
+    SPECIAL_V4,
+    SPECIAL_V6,
+    IpPseudonymizer,
+    _CryptoPAn,
+    common_prefix_len,
+)
 
 KEY = bytes(range(32))
 OTHER = bytes(range(1, 33))
@@ -118,8 +124,19 @@ def test_kept_ranges_ipv6_stay_and_others_never_enter(a: int) -> None:
 
 @pytest.mark.parametrize(
     "net",
-    ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10", "192.0.2.0/24",
-     "198.51.100.0/24", "203.0.113.0/24", "fc00::/7", "fe80::/10", "2001:db8::/32"],
+    [
+        "10.0.0.0/8",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "169.254.0.0/16",
+        "100.64.0.0/10",
+        "192.0.2.0/24",
+        "198.51.100.0/24",
+        "203.0.113.0/24",
+        "fc00::/7",
+        "fe80::/10",
+        "2001:db8::/32",
+    ],
 )
 def test_special_ranges_are_kept_but_their_hosts_are_pseudonymized(net: str) -> None:
     network = ipaddress.ip_network(net)
@@ -130,8 +147,20 @@ def test_special_ranges_are_kept_but_their_hosts_are_pseudonymized(net: str) -> 
     assert sum(o != s for o, s in zip(outs, samples)) >= 3
 
 
-@pytest.mark.parametrize("addr", ["127.0.0.1", "127.8.9.10", "0.0.0.0", "255.255.255.255", "224.0.0.251",
-                                  "239.255.255.250", "::1", "::", "ff02::fb"])
+@pytest.mark.parametrize(
+    "addr",
+    [
+        "127.0.0.1",
+        "127.8.9.10",
+        "0.0.0.0",
+        "255.255.255.255",
+        "224.0.0.251",
+        "239.255.255.250",
+        "::1",
+        "::",
+        "ff02::fb",
+    ],
+)
 def test_verbatim_addresses(addr: str) -> None:
     assert IpPseudonymizer(KEY).address(addr) == addr
 
@@ -154,8 +183,11 @@ def test_ipv4_mapped_and_nat64_embed_the_ipv4_pseudonym() -> None:
 def test_notations() -> None:
     p = IpPseudonymizer(KEY)
     out = p.address("fe80::1%eth0")
-    assert out is not None and out.endswith("%eth0") and ipaddress.ip_address(out.split("%")[0]) in \
-        ipaddress.ip_network("fe80::/10")
+    assert (
+        out is not None
+        and out.endswith("%eth0")
+        and ipaddress.ip_address(out.split("%")[0]) in ipaddress.ip_network("fe80::/10")
+    )
     assert p.address("2001:DB8::1") == p.address("2001:0db8:0000:0000:0000:0000:0000:0001")
     assert p.address("not an address") is None
     assert p.address("10.0.0.256") is None

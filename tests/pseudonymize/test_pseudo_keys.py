@@ -50,4 +50,5 @@ def test_sub_keys_are_independent_and_stable() -> None:
 
 def test_str_and_bytes_keys_agree() -> None:
     assert Pseudonymizer("0123456789abcdef-secret").text("1.2.3.4") == Pseudonymizer(
-        b"0123456789abcdef-secret").text("1.2.3.4")
+        b"0123456789abcdef-secret"
+    ).text("1.2.3.4")

@@ -17,7 +17,9 @@ def p() -> Pseudonymizer:
     return Pseudonymizer(KEY)
 
 
-def test_public_suffix_comes_from_the_bundled_snapshot_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_public_suffix_comes_from_the_bundled_snapshot_without_network(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import tldextract
 
     from pytest_soclab.pseudonymize import names
@@ -87,9 +89,23 @@ def test_unknown_domains_in_text_are_hidden_by_their_form(p: Pseudonymizer) -> N
 
 @pytest.mark.parametrize(
     "word",
-    ["payload.sh", "stage2.py", "id_rsa.pub", "archive.zip", "README.md", "System.Net.WebClient",
-     "Microsoft.PowerShell.Management", "host.name", "user.email", "url.domain", "dns.question.name",
-     "logs-endpoint.events.process-default", "subprocess.run", "libc.so.6", "v1.2.3"],
+    [
+        "payload.sh",
+        "stage2.py",
+        "id_rsa.pub",
+        "archive.zip",
+        "README.md",
+        "System.Net.WebClient",
+        "Microsoft.PowerShell.Management",
+        "host.name",
+        "user.email",
+        "url.domain",
+        "dns.question.name",
+        "logs-endpoint.events.process-default",
+        "subprocess.run",
+        "libc.so.6",
+        "v1.2.3",
+    ],
 )
 def test_files_code_and_field_names_are_not_domains(p: Pseudonymizer, word: str) -> None:
     assert p.text(word) == word
@@ -151,3 +167,12 @@ def test_pseudonyms_depend_on_the_key_only() -> None:
     # Processing order does not matter.
     c = Names(b"k" * 32)
     assert [c.pseudonym(t) for t in reversed(tokens)] == [a.pseudonym(t) for t in reversed(tokens)]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["logs-endpoint.events.process-default", "logs-system.auth", ".alerts-security.alerts-default",
+     "logs-ti_abusech.url-default", ".ds-logs-zeek.dns-default-2024.05.01-000001", "logs-okta.system-default"],
+)
+def test_data_stream_and_index_names_are_kept(p: Pseudonymizer, name: str) -> None:
+    assert p.text(name) == name

@@ -83,7 +83,9 @@ def test_regex_patterns_still_match_what_they_matched() -> None:
     docs, t = documents(), task()
     new_docs, new_t = release()
     pats = [p for cp in t["scoring"]["checkpoints"] for p in (cp.get("expect") or {}).get("patterns", [])]
-    new_pats = [p for cp in new_t["scoring"]["checkpoints"] for p in (cp.get("expect") or {}).get("patterns", [])]
+    new_pats = [
+        p for cp in new_t["scoring"]["checkpoints"] for p in (cp.get("expect") or {}).get("patterns", [])
+    ]
     hits = 0
     for before, after in zip(docs, new_docs):
         text_b, text_a = "\n".join(_strings(before)), "\n".join(_strings(after))
@@ -132,7 +134,9 @@ def _is_public(ip: str) -> bool:
         return False
 
 
-def playbook_agent(trigger: dict[str, Any], docs: list[dict[str, Any]]) -> tuple[str, list[tuple[str, dict]], str]:
+def playbook_agent(
+    trigger: dict[str, Any], docs: list[dict[str, Any]]
+) -> tuple[str, list[tuple[str, dict]], str]:
     """Pivots from the alerted host to its addresses, to the public addresses they talked to, to the
     names those resolve to; reports what it saw and blocks/isolates. Returns (report, actions, retrieved)."""
     host = trigger["pivot"]["host.name"].lower()
@@ -145,20 +149,35 @@ def playbook_agent(trigger: dict[str, Any], docs: list[dict[str, Any]]) -> tuple
 
     on_host = search(lambda d: str(d.get("host", {}).get("name", "")).lower() == host)
     host_ips = {ip for d in on_host for ip in d.get("host", {}).get("ip", [])}
-    peers = search(lambda d: d.get("source", {}).get("ip") in host_ips or d.get("destination", {}).get("ip") in host_ips)
-    public = sorted({ip for d in on_host + peers for side in ("source", "destination")
-                     for ip in [d.get(side, {}).get("ip")] if ip and _is_public(ip)})
+    peers = search(
+        lambda d: d.get("source", {}).get("ip") in host_ips or d.get("destination", {}).get("ip") in host_ips
+    )
+    public = sorted(
+        {
+            ip
+            for d in on_host + peers
+            for side in ("source", "destination")
+            for ip in [d.get(side, {}).get("ip")]
+            if ip and _is_public(ip)
+        }
+    )
     names = sorted({d["dns"]["question"]["name"] for d in peers if "dns" in d})
     files = sorted({d["file"]["path"] for d in on_host if "file" in d})
     users = sorted({d["user"]["name"] for d in on_host if "user" in d and "name" in d["user"]})
     # It does not report the files it saw: the correlation checkpoint gets partial credit only.
-    report = (f"# Findings\nHost {trigger['pivot']['host.name']} contacted {', '.join(public)} "
-              f"({', '.join(names)}). Users: {', '.join(users)}. {len(files)} file(s) written.")
-    actions = [("block_ip", {"ip": ip}) for ip in public[:1]] + [("isolate_host", {"host": trigger["pivot"]["host.name"]})]
+    report = (
+        f"# Findings\nHost {trigger['pivot']['host.name']} contacted {', '.join(public)} "
+        f"({', '.join(names)}). Users: {', '.join(users)}. {len(files)} file(s) written."
+    )
+    actions = [("block_ip", {"ip": ip}) for ip in public[:1]] + [
+        ("isolate_host", {"host": trigger["pivot"]["host.name"]})
+    ]
     return report, actions, json.dumps(retrieved)
 
 
-def score(t: dict[str, Any], report: str, actions: list[tuple[str, dict]], retrieved: str) -> dict[str, float]:
+def score(
+    t: dict[str, Any], report: str, actions: list[tuple[str, dict]], retrieved: str
+) -> dict[str, float]:
     """The task's machine-checkable expectations, judged the way the rules judge reads them."""
     dims: dict[str, float] = {}
     rep, ret = report.lower(), retrieved.lower()
@@ -166,13 +185,17 @@ def score(t: dict[str, Any], report: str, actions: list[tuple[str, dict]], retri
         ex = cp.get("expect") or {}
         where = ex.get("where", ["report"])
         hay = " ".join(h for w, h in (("report", rep), ("retrieved", ret)) if w in where)
-        checks = [term.lower() in hay and (term.lower() in ret or not ex.get("grounded", True))
-                  for term in ex.get("terms", [])]
+        checks = [
+            term.lower() in hay and (term.lower() in ret or not ex.get("grounded", True))
+            for term in ex.get("terms", [])
+        ]
         if ex.get("any_terms"):
             checks.append(any(term.lower() in hay for term in ex["any_terms"]))
         checks += [re.search(p, report + "\n" + retrieved) is not None for p in ex.get("patterns", [])]
-        checks += [any(ActionRef.model_validate(a).matches(tool, args) for tool, args in actions)
-                   for a in ex.get("actions", [])]
+        checks += [
+            any(ActionRef.model_validate(a).matches(tool, args) for tool, args in actions)
+            for a in ex.get("actions", [])
+        ]
         if any(term.lower() in rep for term in ex.get("forbid", [])):
             checks.append(False)
         credit = 1.0 if all(checks) else 0.5 if any(checks) else 0.0
@@ -200,7 +223,10 @@ def test_required_actions_match_the_pseudonymized_calls(keep_special: bool) -> N
     p.learn_documents(documents())
     new = p.task(t)
     required = [ActionRef.model_validate(a) for a in new["expected_response"]["required_actions"]]
-    calls = [("block_ip", {"ip": p.ip(ATTACKER_IP), "comment": "c2"}), ("isolate_host", {"host": p.text("web-01")})]
+    calls = [
+        ("block_ip", {"ip": p.ip(ATTACKER_IP), "comment": "c2"}),
+        ("isolate_host", {"host": p.text("web-01")}),
+    ]
     assert all(any(r.matches(tool, args) for tool, args in calls) for r in required)
     penalized = ActionRef.model_validate(new["expected_response"]["penalized_actions"][0])
     assert penalized.matches("wipe_host", {"host": p.text("WEB-01")})
@@ -210,8 +236,10 @@ def test_globs_in_action_arguments() -> None:
     p = Pseudonymizer(KEY)
     p.learn_host("web-01")
     t = task()
-    t["expected_response"]["penalized_actions"] = [{"tool": "block_ip", "args": {"ip": "10.20.*"}},
-                                                   {"tool": "wipe_host", "args": {"host": ["web-01", "db-*"]}}]
+    t["expected_response"]["penalized_actions"] = [
+        {"tool": "block_ip", "args": {"ip": "10.20.*"}},
+        {"tool": "wipe_host", "args": {"host": ["web-01", "db-*"]}},
+    ]
     new = p.task(t)
     ref = ActionRef.model_validate(new["expected_response"]["penalized_actions"][0])
     assert ref.matches("block_ip", {"ip": p.ip("10.20.1.15")})

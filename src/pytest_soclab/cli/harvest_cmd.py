@@ -40,24 +40,54 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     sp.add_argument("task", type=Path, metavar="TASK", help="the task file (tasks/task-NN.json)")
-    sp.add_argument("--es-url", default=os.environ.get("ELASTICSEARCH_URL"), metavar="URL",
-                    help="the cluster's URL (default: $ELASTICSEARCH_URL)")
+    sp.add_argument(
+        "--es-url",
+        default=os.environ.get("ELASTICSEARCH_URL"),
+        metavar="URL",
+        help="the cluster's URL (default: $ELASTICSEARCH_URL)",
+    )
     sp.add_argument("--api-key", default=None, metavar="KEY", help="API key (default: $ELASTIC_API_KEY)")
     sp.add_argument("--username", default=None, help="basic auth user (default: $ELASTIC_USERNAME)")
     sp.add_argument("--password", default=None, help="basic auth password (default: $ELASTIC_PASSWORD)")
-    sp.add_argument("--ca-certs", default=None, metavar="FILE", help="CA bundle to verify the cluster's certificate")
+    sp.add_argument(
+        "--ca-certs", default=None, metavar="FILE", help="CA bundle to verify the cluster's certificate"
+    )
     sp.add_argument("--no-verify-certs", action="store_true", help="do not verify the TLS certificate")
     sp.add_argument("--timeout", type=float, default=30.0, metavar="S", help="request timeout in seconds")
-    sp.add_argument("--corpus-dir", type=Path, default=Path("corpus"), metavar="DIR",
-                    help="where case directories live (default: corpus)")
-    sp.add_argument("--out", type=Path, default=None, metavar="FILE",
-                    help="write here instead of <corpus-dir>/<case>/evidence.json")
-    sp.add_argument("--max-docs", type=int, default=DEFAULT_MAX_DOCS, metavar="N",
-                    help=f"documents kept per key evidence (default {DEFAULT_MAX_DOCS})")
-    sp.add_argument("--window", default=None, metavar="DURATION",
-                    help="only documents within this long of the trigger's time_utc, e.g. 6h, 2d")
-    sp.add_argument("--field", action="append", default=[], metavar="FIELD",
-                    help="search must_find in these fields only (repeatable; default: all fields)")
+    sp.add_argument(
+        "--corpus-dir",
+        type=Path,
+        default=Path("corpus"),
+        metavar="DIR",
+        help="where case directories live (default: corpus)",
+    )
+    sp.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write here instead of <corpus-dir>/<case>/evidence.json",
+    )
+    sp.add_argument(
+        "--max-docs",
+        type=int,
+        default=DEFAULT_MAX_DOCS,
+        metavar="N",
+        help=f"documents kept per key evidence (default {DEFAULT_MAX_DOCS})",
+    )
+    sp.add_argument(
+        "--window",
+        default=None,
+        metavar="DURATION",
+        help="only documents within this long of the trigger's time_utc, e.g. 6h, 2d",
+    )
+    sp.add_argument(
+        "--field",
+        action="append",
+        default=[],
+        metavar="FIELD",
+        help="search must_find in these fields only (repeatable; default: all fields)",
+    )
     sp.set_defaults(func=run)
 
 
@@ -72,7 +102,9 @@ def load_task(path: Path) -> Task:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise ScenarioFileError(str(path), [("", f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")])
+        raise ScenarioFileError(
+            str(path), [("", f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")]
+        )
     try:
         return Task.model_validate(data)
     except ValidationError as exc:
@@ -106,7 +138,7 @@ def _pivot_time(task: Task) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return datetime.fromisoformat(value)  # accepts a trailing Z since Python 3.11
     except ValueError:
         return None
 
@@ -196,8 +228,13 @@ def harvest(
             if contains(h.get("_source", {}), ke.must_find)
         ][:max_docs]
         entries.append(
-            {"source": ke.source, "must_find": ke.must_find, "index": index, "candidates": len(hits),
-             "documents": docs}
+            {
+                "source": ke.source,
+                "must_find": ke.must_find,
+                "index": index,
+                "candidates": len(hits),
+                "documents": docs,
+            }
         )
     return {"format": EVIDENCE_FORMAT, "task": task.id, "case": task.source_case, "evidence": entries}
 
@@ -228,7 +265,9 @@ def make_client(args: argparse.Namespace) -> Any:
         kwargs["api_key"] = api_key
     elif username or password:
         if not (username and password):
-            raise SoclabError("basic auth needs both --username and --password (or ELASTIC_USERNAME/PASSWORD)")
+            raise SoclabError(
+                "basic auth needs both --username and --password (or ELASTIC_USERNAME/PASSWORD)"
+            )
         kwargs["basic_auth"] = (username, password)
     if args.ca_certs:
         kwargs["ca_certs"] = args.ca_certs
@@ -258,8 +297,12 @@ def run(args: argparse.Namespace) -> int:
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     missing = [e for e in result["evidence"] if not e["documents"]]
     total = sum(len(e["documents"]) for e in result["evidence"])
-    print(f"harvested {total} document(s) for {len(result['evidence'])} key evidence item(s) of {task.id} into {out}")
+    print(
+        f"harvested {total} document(s) for {len(result['evidence'])} key evidence item(s) of {task.id} into {out}"
+    )
     for e in missing:
-        print(f"  no document in {e['index']} contains {e['must_find']!r} ({e['candidates']} candidate(s) checked)")
+        print(
+            f"  no document in {e['index']} contains {e['must_find']!r} ({e['candidates']} candidate(s) checked)"
+        )
     print("pseudonymize it before sharing: soclab pseudonymize ... --out DIR --key-file K")
     return 1 if missing else 0

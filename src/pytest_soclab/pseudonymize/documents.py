@@ -15,9 +15,17 @@ Unknown fields are free text: only addresses and learned names in them change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from pytest_soclab.pseudonymize.shapes import (
+    COMPILE_AFTER,
+    MAX_PLANS_PER_FIELD,
+    compile_copy,
+    compile_in_place,
+    compile_learn,
+)
 from pytest_soclab.reference import ecs_fields
 
 if TYPE_CHECKING:
@@ -25,65 +33,168 @@ if TYPE_CHECKING:
 
 # Kinds (small ints: compared in the hot loop).
 KEEP, TEXT, IP, HOST, DOMAIN, USER, EMAIL, FULL_NAME, ADDRESS, URL, LABELS, SECRET, DROP = range(13)
-KIND_NAMES = ("keep", "text", "ip", "host", "domain", "user", "email", "full_name", "address", "url", "labels",
-              "secret", "drop")
+KIND_NAMES = (
+    "keep",
+    "text",
+    "ip",
+    "host",
+    "domain",
+    "user",
+    "email",
+    "full_name",
+    "address",
+    "url",
+    "labels",
+    "secret",
+    "drop",
+)
 
 _KEEP_EXACT = frozenset(
     """
-    @timestamp _index _id _score _version _seq_no _primary_term _routing _ignored
-    agent.type agent.version agent.id agent.ephemeral_id agent.build.original host.id host.architecture host.type
-    host.os.family host.os.kernel host.os.name host.os.platform host.os.type host.os.version host.os.full
-    network.protocol network.transport network.type network.direction network.iana_number network.community_id
-    network.application log.level log.logger input.type service.type file.extension file.type file.mime_type
-    file.attributes dns.question.type dns.question.class dns.question.top_level_domain dns.response_code
-    dns.header_flags dns.type dns.op_code dns.id dns.answers.type dns.answers.class tls.version
-    tls.version_protocol tls.cipher tls.curve http.request.method http.version rule.id rule.uuid rule.version
-    rule.category rule.ruleset kibana.alert.rule.uuid kibana.alert.uuid kibana.alert.status
-    kibana.alert.workflow_status kibana.alert.severity kibana.alert.risk_score kibana.space_ids
-    kibana.alert.rule.type kibana.alert.rule.rule_type_id kibana.alert.rule.producer kibana.alert.rule.consumer
+    @timestamp _index _id _score _version _seq_no _primary_term _routing _ignored data_stream ecs
+    agent.type agent.version agent.id agent.ephemeral_id agent.build.original host.id host.architecture
+    host.type host.os.family host.os.kernel host.os.name host.os.platform host.os.type host.os.version
+    host.os.full network.protocol network.transport network.type network.direction network.iana_number
+    network.community_id network.application log.level log.logger input.type service.type file.extension
+    file.type file.mime_type file.attributes dns.question.type dns.question.class
+    dns.question.top_level_domain dns.response_code dns.header_flags dns.type dns.op_code dns.id
+    dns.answers.type dns.answers.class tls.version tls.version_protocol tls.cipher tls.curve
+    http.request.method http.version rule.id rule.uuid rule.version rule.category rule.ruleset
+    kibana.alert.rule.uuid kibana.alert.uuid kibana.alert.status kibana.alert.workflow_status
+    kibana.alert.severity kibana.alert.risk_score kibana.space_ids kibana.alert.rule.type
+    kibana.alert.rule.rule_type_id kibana.alert.rule.producer kibana.alert.rule.consumer
     kibana.alert.rule.severity kibana.alert.rule.risk_score kibana.alert.rule.rule_id kibana.alert.depth
-    kibana.alert.original_event.action kibana.alert.original_event.category kibana.alert.original_event.dataset
-    kibana.alert.original_event.kind kibana.alert.original_event.module kibana.alert.original_event.type
-    kibana.version suricata.eve.event_type suricata.eve.app_proto suricata.eve.alert.action
-    suricata.eve.alert.category zeek.connection.state zeek.connection.history process.args_count
-    tags.threat.technique
+    kibana.alert.original_event.action kibana.alert.original_event.category
+    kibana.alert.original_event.dataset kibana.alert.original_event.kind
+    kibana.alert.original_event.module kibana.alert.original_event.type kibana.version
+    suricata.eve.event_type suricata.eve.app_proto suricata.eve.alert.action suricata.eve.alert.category
+    zeek.connection.state zeek.connection.history process.args_count tags.threat.technique
     """.split()
 )
-_KEEP_PREFIXES = ("event.", "data_stream.", "ecs.", "threat.framework", "threat.feed.", "threat.indicator.type",
-                  "threat.indicator.marking.", "threat.indicator.confidence", "threat.indicator.provider")
+_KEEP_PREFIXES = (
+    "event.",
+    "data_stream.",
+    "ecs.",
+    "threat.framework",
+    "threat.feed.",
+    "threat.indicator.type",
+    "threat.indicator.marking.",
+    "threat.indicator.confidence",
+    "threat.indicator.provider",
+)
 _TEXT_EXCEPTIONS = frozenset({"event.original", "event.reason", "event.url", "event.reference"})
 _KEEP_LEAVES = frozenset(
     """
-    md5 sha1 sha224 sha256 sha384 sha512 sha3_224 sha3_256 sha3_384 sha3_512 ssdeep tlsh imphash cdhash pehash
-    authentihash ja3 ja3s ja4 ja4s hassh hassh_server community_id port entity_id uuid signature_id
+    md5 sha1 sha224 sha256 sha384 sha512 sha3_224 sha3_256 sha3_384 sha3_512 ssdeep tlsh imphash cdhash
+    pehash authentihash ja3 ja3s ja4 ja4s hassh hassh_server community_id port entity_id uuid
+    signature_id
     """.split()
 )
 _IP_LEAVES = frozenset(
-    {"ip", "orig_h", "resp_h", "ipaddress", "ip_address", "src_ip", "dest_ip", "dst_ip", "client_ip",
-     "remote_ip", "resolved_ip", "forwarded_ip", "ips", "attacker_ip", "attacker_ips", "source_ip",
-     "destination_ip", "local_ip", "sourceip", "destinationip", "remote_addr", "remoteaddress"}
+    {
+        "ip",
+        "orig_h",
+        "resp_h",
+        "ipaddress",
+        "ip_address",
+        "src_ip",
+        "dest_ip",
+        "dst_ip",
+        "client_ip",
+        "remote_ip",
+        "resolved_ip",
+        "forwarded_ip",
+        "ips",
+        "attacker_ip",
+        "attacker_ips",
+        "source_ip",
+        "destination_ip",
+        "local_ip",
+        "sourceip",
+        "destinationip",
+        "remote_addr",
+        "remoteaddress",
+    }
 )
 _HOST_LAST2 = frozenset(
-    {"host.name", "host.hostname", "observer.name", "observer.hostname", "agent.name", "syslog.hostname",
-     "related.hosts", "target.hostname"}
+    {
+        "host.name",
+        "host.hostname",
+        "observer.name",
+        "observer.hostname",
+        "agent.name",
+        "syslog.hostname",
+        "related.hosts",
+        "target.hostname",
+    }
 )
 _HOST_LEAVES = frozenset(
-    {"hostname", "computer_name", "computername", "workstationname", "workstation", "machinename",
-     "machine_name", "targetservername", "hosts", "implicated_hosts", "host_name", "devicename", "device_name"}
+    {
+        "hostname",
+        "computer_name",
+        "computername",
+        "workstationname",
+        "workstation",
+        "machinename",
+        "machine_name",
+        "targetservername",
+        "hosts",
+        "implicated_hosts",
+        "host_name",
+        "devicename",
+        "device_name",
+    }
 )
 _DOMAIN_LEAVES = frozenset(
-    {"domain", "registered_domain", "server_name", "sni", "fqdn", "targetdomainname", "subjectdomainname",
-     "domain_name", "domainname", "query", "qname", "rrname", "host"}
+    {
+        "domain",
+        "registered_domain",
+        "server_name",
+        "sni",
+        "fqdn",
+        "targetdomainname",
+        "subjectdomainname",
+        "domain_name",
+        "domainname",
+        "query",
+        "qname",
+        "rrname",
+        "host",
+    }
 )
 _DOMAIN_EXACT = frozenset(
-    {"dns.question.name", "dns.answers.name", "zeek.ssl.server.name", "tls.server.x509.subject.common_name",
-     "tls.server.x509.alternative_names", "tls.client.x509.subject.common_name"}
+    {
+        "dns.question.name",
+        "dns.answers.name",
+        "zeek.ssl.server.name",
+        "tls.server.x509.subject.common_name",
+        "tls.server.x509.alternative_names",
+        "tls.client.x509.subject.common_name",
+    }
 )
 _USER_PARENTS = frozenset({"target", "effective", "changes", "entity"})
 _USER_LEAVES = frozenset(
-    {"username", "user_name", "targetusername", "subjectusername", "accountname", "account_name",
-     "samaccountname", "user", "users", "logon_user", "targetuser", "targetoutboundusername",
-     "subjectaccountname", "memberName".lower(), "owner", "uid_name", "auid_name", "suser", "duser"}
+    {
+        "username",
+        "user_name",
+        "targetusername",
+        "subjectusername",
+        "accountname",
+        "account_name",
+        "samaccountname",
+        "user",
+        "users",
+        "logon_user",
+        "targetuser",
+        "targetoutboundusername",
+        "subjectaccountname",
+        "memberName".lower(),
+        "owner",
+        "uid_name",
+        "auid_name",
+        "suser",
+        "duser",
+    }
 )
 _URL_LEAVES = frozenset({"url", "uri", "referrer", "referer", "href", "full_url"})
 
@@ -144,21 +255,44 @@ def classify(path: str) -> int:
     return TEXT
 
 
+def _copy(value: Any) -> Any:
+    """A deep copy of a JSON value (dicts and lists; scalars are immutable)."""
+    t = type(value)
+    if t is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if t is list:
+        return [_copy(v) for v in value]
+    return value
+
+
+# Transforming needs fewer distinctions than learning: every name kind is free text by then.
+_TRANSFORM_KIND = tuple(k if k in (KEEP, IP, LABELS, DROP) else TEXT for k in range(len(KIND_NAMES)))
+
+
 class _Node:
     """A position in a document's field tree; children are created (and classified) once."""
 
-    __slots__ = ("path", "kind", "children")
+    __slots__ = ("children", "kind", "kinds", "path", "plans", "sightings", "tkind", "tkinds")
 
     def __init__(self, path: str, kind: int):
         self.path = path
         self.kind = kind
+        self.tkind = _TRANSFORM_KIND[kind]
         self.children: dict[str, _Node] = {}
+        # key -> kind of the child (learning) and what transforming it takes: one lookup in the hot loops
+        self.kinds: dict[str, int] = {}
+        self.tkinds: dict[str, int] = {}
+        # (mode, key tuple) -> compiled walker for objects of that shape here (see shapes.py)
+        self.plans: dict[tuple[str, tuple[str, ...]], Callable[[dict[str, Any]], None]] = {}
+        self.sightings: dict[tuple[str, tuple[str, ...]], int] = {}
 
     def child(self, key: str) -> _Node:
         node = self.children.get(key)
         if node is None:
             path = f"{self.path}.{key}" if self.path else key
             node = self.children[key] = _Node(path, classify(path))
+            self.kinds[key] = node.kind
+            self.tkinds[key] = node.tkind
         return node
 
 
@@ -170,6 +304,11 @@ class DocumentWalker:
         self.drop_geo = owner.drop_geo
         self.doc_root = _Node("", TEXT)
         self.json_root = _Node("", TEXT)
+        self._seen: list[set[str]] = [set() for _ in KIND_NAMES]
+        # Bound once: the hot loops run per nested object. (The memo dicts are cleared, never replaced.)
+        self._memo_get = owner.texts.memo.get
+        self._compute = owner.texts.compute
+        self._ip_get = owner.ips.memo_text.get
 
     # ---------------------------------------------------------------- learning
 
@@ -208,73 +347,228 @@ class DocumentWalker:
             p.names.learn_bare(v)
 
     def learn_doc(self, doc: dict[str, Any], node: _Node | None = None) -> None:
-        node = node or self.doc_root
+        self._learn_dict(doc, node or self.doc_root)
+
+    def _learn_new(self, kind: int, v: str) -> None:
+        """Learn a value not seen before in this kind (learning is idempotent: each value once)."""
+        done = self._seen[kind]
+        if len(done) > 1_000_000:
+            done.clear()
+        done.add(v)
+        self.learn_value(kind, v)
+
+    def _learn_dict(self, doc: dict[str, Any], node: _Node) -> None:
+        shape = ("learn", tuple(doc))
+        plan = node.plans.get(shape)
+        if plan is None:
+            plan = self._plan(node, shape, compile_learn, doc)
+            if plan is None:
+                self._learn_doc(doc, node)
+                return
+        plan(doc)
+
+    def _plan(
+        self, node: _Node, shape: tuple[str, tuple[str, ...]], compiler: Any, sample: dict[str, Any]
+    ) -> Any:
+        seen = node.sightings.get(shape, 0) + 1
+        if seen < COMPILE_AFTER or len(node.plans) >= MAX_PLANS_PER_FIELD:
+            node.sightings[shape] = seen
+            return None
+        plan = node.plans[shape] = compiler(self, node, shape[1], sample)
+        node.sightings.pop(shape, None)
+        return plan
+
+    def _learn_doc(self, doc: dict[str, Any], node: _Node) -> None:
+        kinds = node.kinds
+        seen = self._seen
         for k, v in doc.items():
-            child = node.children.get(k) or node.child(k)
-            if child.kind == KEEP:
+            try:
+                kind = kinds[k]
+            except KeyError:
+                kind = node.child(k).kind
+            if kind == KEEP:
                 continue
-            if type(v) is str:
-                self.learn_value(child.kind, v)
-            elif type(v) is dict:
-                self.learn_doc(v, child)
-            elif type(v) is list:
-                self._learn_list(v, child)
+            t = type(v)
+            if t is str:
+                if v not in seen[kind]:
+                    self._learn_new(kind, v)
+            elif t is dict:
+                self._learn_dict(v, node.children[k])
+            elif t is list:
+                self._learn_list(v, node.children[k])
 
     def _learn_list(self, items: list[Any], node: _Node) -> None:
+        kind = node.kind
+        done = self._seen[kind]
         for v in items:
-            if type(v) is str:
-                self.learn_value(node.kind, v)
-            elif type(v) is dict:
-                self.learn_doc(v, node)
-            elif type(v) is list:
+            t = type(v)
+            if t is str:
+                if v not in done:
+                    self._learn_new(kind, v)
+            elif t is dict:
+                self._learn_dict(v, node)
+            elif t is list:
                 self._learn_list(v, node)
 
     # ---------------------------------------------------------------- transform
 
     def doc(self, doc: dict[str, Any], node: _Node | None = None) -> dict[str, Any]:
         """A pseudonymized copy of an ECS document (`_source`), nested or with dotted keys."""
-        node = node or self.doc_root
-        text = self.p.texts.text
+        self.p.texts.sync()
+        return self._copy_dict(doc, node or self.doc_root)
+
+    def _copy_dict(self, doc: dict[str, Any], node: _Node) -> dict[str, Any]:
+        shape = ("copy", tuple(doc))
+        plan = node.plans.get(shape)
+        if plan is None:
+            plan = self._plan(node, shape, compile_copy, doc)
+            if plan is None:
+                return self._doc(doc, node)
+        return plan(doc)  # type: ignore[no-any-return]
+
+    # The hot loop: one pass over the document, memoized text results looked up inline.
+    def _doc(self, doc: dict[str, Any], node: _Node) -> dict[str, Any]:
+        tkinds = node.tkinds
+        memo_get = self._memo_get
+        compute = self._compute
         out: dict[str, Any] = {}
         for k, v in doc.items():
-            child = node.children.get(k)
-            if child is None:
-                child = node.child(k)
-            kind = child.kind
+            try:
+                kind = tkinds[k]
+            except KeyError:
+                kind = node.child(k).tkind
             t = type(v)
             if t is str:
                 if kind == TEXT:
-                    out[k] = text(v)
+                    r = memo_get(v)
+                    out[k] = compute(v) if r is None else r
                 elif kind == KEEP:
                     out[k] = v
                 else:
                     out[k] = self._typed(kind, v)
+            elif kind == KEEP:
+                out[k] = _copy(v)  # a kept object (hashes, data_stream): everything under it is kept
             elif t is dict:
                 if kind == DROP and self.drop_geo:
                     continue
-                out[k] = self.doc(v, child)
+                out[k] = self._copy_dict(v, node.children[k])
             elif t is list:
                 if kind == DROP and self.drop_geo:
                     continue
-                out[k] = self._list(v, child)
+                out[k] = self._list(v, node.children[k])
             else:
                 out[k] = v
         return out
 
     def _list(self, items: list[Any], node: _Node) -> list[Any]:
-        kind = node.kind
+        kind = node.tkind
+        if kind == KEEP:
+            return _copy(items)
+        memo_get = self.p.texts.memo.get
         out: list[Any] = []
         for v in items:
             t = type(v)
             if t is str:
-                out.append(v if kind == KEEP else self._typed(kind, v))
+                r = memo_get(v) if kind == TEXT else None
+                out.append(r if r is not None else self._typed(kind, v))
             elif t is dict:
-                out.append(self.doc(v, node))
+                out.append(self._copy_dict(v, node))
             elif t is list:
                 out.append(self._list(v, node))
             else:
                 out.append(v)
         return out
+
+    def doc_in_place(
+        self, doc: dict[str, Any], node: _Node | None = None, done: set[int] | None = None
+    ) -> dict[str, Any]:
+        """Pseudonymize a document the caller owns (e.g. just parsed), without copying it.
+
+        `done`, when given, collects the ids of the objects changed: pass one set for a batch of
+        live documents that may share objects, so that a shared object is changed once. Parsed
+        JSON never shares objects and needs none.
+        """
+        self.p.texts.sync()
+        if done is None:
+            self._in_place_dict(doc, node or self.doc_root)
+            return doc
+        return self._doc_in_place(doc, node or self.doc_root, done)
+
+    def _in_place_dict(self, doc: dict[str, Any], node: _Node) -> None:
+        shape = ("in_place", tuple(doc))
+        plan = node.plans.get(shape)
+        if plan is None:
+            plan = self._plan(node, shape, compile_in_place, doc)
+            if plan is None:
+                self._doc_in_place(doc, node, None)
+                return
+        plan(doc)
+
+    def _doc_in_place(self, doc: dict[str, Any], node: _Node, done: set[int] | None) -> dict[str, Any]:
+        if done is not None:
+            if id(doc) in done:
+                return doc
+            done.add(id(doc))
+        tkinds = node.tkinds
+        memo_get = self._memo_get
+        compute = self._compute
+        ip_get = self._ip_get
+        dropped: list[str] | None = None
+        for k, v in doc.items():  # only values change: the dict's size does not
+            try:
+                kind = tkinds[k]
+            except KeyError:
+                kind = node.child(k).tkind
+            if kind == KEEP:
+                continue
+            t = type(v)
+            if t is str:
+                if kind == TEXT:
+                    r = memo_get(v)
+                    doc[k] = compute(v) if r is None else r
+                elif kind == IP:
+                    r = ip_get(v)
+                    doc[k] = self._typed(kind, v) if r is None else r
+                else:
+                    doc[k] = self._typed(kind, v)
+            elif t is dict:
+                if kind == DROP and self.drop_geo:
+                    dropped = (dropped or []) + [k]
+                elif done is None:
+                    self._in_place_dict(v, node.children[k])
+                else:
+                    self._doc_in_place(v, node.children[k], done)
+            elif t is list:
+                if kind == DROP and self.drop_geo:
+                    dropped = (dropped or []) + [k]
+                else:
+                    self._list_in_place(v, node.children[k], done)
+        if dropped:
+            for k in dropped:
+                del doc[k]
+        return doc
+
+    def _list_in_place(self, items: list[Any], node: _Node, done: set[int] | None) -> None:
+        kind = node.tkind
+        if kind == KEEP:
+            return
+        if done is not None:
+            if id(items) in done:
+                return
+            done.add(id(items))
+        get = self._memo_get if kind == TEXT else self._ip_get if kind == IP else None
+        for i, v in enumerate(items):
+            t = type(v)
+            if t is str:
+                r = get(v) if get is not None else None
+                items[i] = r if r is not None else self._typed(kind, v)
+            elif t is dict:
+                if done is None:
+                    self._in_place_dict(v, node)
+                else:
+                    self._doc_in_place(v, node, done)
+            elif t is list:
+                self._list_in_place(v, node, done)
 
     def _typed(self, kind: int, v: str) -> str:
         p = self.p
@@ -282,12 +576,13 @@ class DocumentWalker:
             return v
         if kind == IP:
             out = p.ips.address(v)
-            return out if out is not None else p.texts.text(v)
+            return out if out is not None else p.texts.compute(v)
         if kind == LABELS:
             return p.names.labels(v) if v else v
         if kind == DROP and self.drop_geo:
             return ""
-        return p.texts.text(v)
+        r = p.texts.memo.get(v)
+        return p.texts.compute(v) if r is None else r
 
     # ---------------------------------------------------------------- generic JSON
 
@@ -345,7 +640,9 @@ class DocumentWalker:
     def json(self, obj: Any, node: _Node | None = None) -> Any:
         """Any JSON value: search hits and ES|QL responses are recognised, other strings are text,
         keys included (assets keyed by host name)."""
-        node = node or self.json_root
+        if node is None:
+            self.p.texts.sync()
+            node = self.json_root
         t = type(obj)
         if t is dict:
             if "_source" in obj or "fields" in obj and "_id" in obj:
@@ -353,7 +650,7 @@ class DocumentWalker:
             if type(obj.get("columns")) is list and type(obj.get("values")) is list:
                 return self._esql(obj)
             out: dict[str, Any] = {}
-            text = self.p.texts.text
+            text = self.p.texts.compute
             for k, v in obj.items():
                 child = node.children.get(k) or node.child(k)
                 key = text(k) if type(k) is str else k
@@ -367,7 +664,9 @@ class DocumentWalker:
             return out
         if t is list:
             return [
-                (v if node.kind == KEEP else self._typed(node.kind, v)) if type(v) is str else self.json(v, node)
+                (v if node.kind == KEEP else self._typed(node.kind, v))
+                if type(v) is str
+                else self.json(v, node)
                 for v in obj
             ]
         if t is str:
@@ -378,7 +677,7 @@ class DocumentWalker:
         out: dict[str, Any] = {}
         for k, v in hit.items():
             if k in ("_source", "fields", "highlight") and type(v) is dict:
-                out[k] = self.doc(v)
+                out[k] = self._copy_dict(v, self.doc_root)
             elif k in ("_index", "_id", "_score", "_routing", "_version", "_seq_no", "_primary_term", "sort"):
                 out[k] = v
             else:
@@ -403,10 +702,12 @@ class DocumentWalker:
                 elif tv is list:
                     new.append(self._list(v, node))
                 elif tv is dict:
-                    new.append(self.doc(v, node))
+                    new.append(self._copy_dict(v, node))
                 else:
                     new.append(v)
             rows.append(new)
         out["values"] = rows
-        return {k: (self.json(v) if k not in ("columns", "values") and type(v) in (dict, list) else v)
-                for k, v in out.items()}
+        return {
+            k: (self.json(v) if k not in ("columns", "values") and type(v) in (dict, list) else v)
+            for k, v in out.items()
+        }

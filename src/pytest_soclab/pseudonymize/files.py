@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
+from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer, bulk
 
 MANIFEST_NAME = "pseudonymization.json"
 JSON_SUFFIXES = (".json",)
@@ -58,10 +58,13 @@ class Manifest:
 
 def file_kind(path: Path) -> str | None:
     name = path.name.lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
-    for kind, suffixes in (("json", JSON_SUFFIXES), ("lines", LINES_SUFFIXES), ("text", TEXT_SUFFIXES),
-                           ("yaml", YAML_SUFFIXES)):
+    name = name.removesuffix(".gz")
+    for kind, suffixes in (
+        ("json", JSON_SUFFIXES),
+        ("lines", LINES_SUFFIXES),
+        ("text", TEXT_SUFFIXES),
+        ("yaml", YAML_SUFFIXES),
+    ):
         if name.endswith(suffixes):
             return kind
     return None
@@ -70,7 +73,7 @@ def file_kind(path: Path) -> str | None:
 def _open_text(path: Path) -> io.TextIOBase:
     if path.name.lower().endswith(".gz"):
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")  # type: ignore[return-value]
-    return open(path, encoding="utf-8")  # noqa: SIM115
+    return open(path, encoding="utf-8")
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
@@ -107,13 +110,16 @@ def transform_value(p: Pseudonymizer, obj: Any) -> Any:
     if is_task(obj):
         return p.task(obj, learn=False)
     if is_document(obj):
-        return p.document(obj, learn=False)
+        return p.walker.doc_in_place(obj)  # freshly parsed: ours to change, and nothing in it is shared
     return p.json(obj, learn=False)
 
 
 def _is_bulk_action(obj: Any) -> bool:
-    return isinstance(obj, dict) and len(obj) == 1 and next(iter(obj)) in _BULK_ACTIONS and isinstance(
-        next(iter(obj.values())), dict
+    return (
+        isinstance(obj, dict)
+        and len(obj) == 1
+        and next(iter(obj)) in _BULK_ACTIONS
+        and isinstance(next(iter(obj.values())), dict)
     )
 
 
@@ -233,9 +239,17 @@ def collect_inputs(paths: list[Path], skip_unsupported: bool = False) -> list[tu
 
 
 def pseudonymize_paths(
-    paths: list[Path | str], out_dir: Path | str, p: Pseudonymizer, skip_unsupported: bool = False
+    paths: list[Path | str],
+    out_dir: Path | str,
+    p: Pseudonymizer,
+    skip_unsupported: bool = False,
+    known_file: Path | str | None = None,
 ) -> Manifest:
-    """Pseudonymize files and directories into `out_dir` (same layout, names pseudonymized too)."""
+    """Pseudonymize files and directories into `out_dir` (same layout, names pseudonymized too).
+
+    With `known_file`, the names learned by earlier runs (keyed digests) are loaded from it when it
+    exists, and everything known after this run's learning is written back to it.
+    """
     out_dir = Path(out_dir)
     inputs = collect_inputs([Path(x) for x in paths], skip_unsupported)
     if not inputs:
@@ -244,17 +258,31 @@ def pseudonymize_paths(
     for given in paths:
         g = Path(given).resolve()
         if g.is_dir() and (out_resolved == g or g in out_resolved.parents):
-            raise SoclabError(f"the output directory {out_dir} is inside the input {given}: choose another --out")
+            raise SoclabError(
+                f"the output directory {out_dir} is inside the input {given}: choose another --out"
+            )
     for src, _ in inputs:
         p_src = src.resolve()
         if p_src == out_resolved or out_resolved in p_src.parents:
-            raise SoclabError(f"the input {src} is inside the output directory {out_dir}: choose another --out")
+            raise SoclabError(
+                f"the input {src} is inside the output directory {out_dir}: choose another --out"
+            )
 
-    for src, _ in inputs:  # pass 1: learn everything
-        learn_file(p, src)
+    if known_file is not None and Path(known_file).exists():
+        known_path = Path(known_file)
+        try:
+            data = json.loads(known_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise SoclabError(f"{known_path}: cannot read the known-names file: {exc}") from exc
+        p.load_known(data, str(known_path))
+    with bulk():
+        for src, _ in inputs:  # pass 1: learn everything
+            learn_file(p, src)
     for _, rel in inputs:  # names in file and directory names are names too
         for part in rel.parts:
             p.learn_text(part)
+    if known_file is not None:
+        _write_bytes(Path(known_file), (json.dumps(p.export_known(), indent=1) + "\n").encode("utf-8"))
 
     manifest = Manifest(key_id=p.key_id, options=p.options())
     targets: dict[Path, Path] = {}
@@ -263,7 +291,8 @@ def pseudonymize_paths(
         if new_rel in targets:
             raise SoclabError(f"{src} and {targets[new_rel]} would both be written to {out_dir / new_rel}")
         targets[new_rel] = src
-        data, count = transform_file(p, src)
+        with bulk():
+            data, count = transform_file(p, src)
         _write_bytes(out_dir / new_rel, data)
         manifest.files.append(FileReport(output=new_rel.as_posix(), kind=file_kind(src) or "", records=count))
     manifest.names_learned = len(p.known.bare)

@@ -64,7 +64,9 @@ class _CryptoPAn:
 @dataclass(frozen=True)
 class SpecialRange:
     network: str
-    action: str  # "verbatim": kept as is; "prefix": prefix kept, host bits pseudonymized; "embed4": IPv4 inside
+    action: (
+        str  # "verbatim": kept as is; "prefix": prefix kept, host bits pseudonymized; "embed4": IPv4 inside
+    )
     why: str
 
 
@@ -93,7 +95,9 @@ SPECIAL_V6: tuple[SpecialRange, ...] = (
     SpecialRange("::/128", "verbatim", "unspecified address"),
     SpecialRange("::1/128", "verbatim", "loopback"),
     SpecialRange("::ffff:0:0/96", "embed4", "IPv4-mapped: the embedded IPv4 address gets its IPv4 pseudonym"),
-    SpecialRange("64:ff9b::/96", "embed4", "NAT64 well-known prefix: the embedded IPv4 gets its IPv4 pseudonym"),
+    SpecialRange(
+        "64:ff9b::/96", "embed4", "NAT64 well-known prefix: the embedded IPv4 gets its IPv4 pseudonym"
+    ),
     SpecialRange("100::/64", "prefix", "discard-only (RFC 6666)"),
     SpecialRange("2001:db8::/32", "prefix", "documentation (RFC 3849)"),
     SpecialRange("2002::/16", "prefix", "6to4"),
@@ -134,7 +138,7 @@ class IpPseudonymizer:
         self.keep_special = keep_special
         self._memo4: dict[int, int] = {}
         self._memo6: dict[int, int] = {}
-        self._memo_text: dict[str, str | None] = {}
+        self.memo_text: dict[str, str | None] = {}
 
     # ---------------------------------------------------------------- integers
 
@@ -169,10 +173,12 @@ class IpPseudonymizer:
 
     def address(self, text: str) -> str | None:
         """The pseudonym of an address written as text, in the same notation; None when not an address."""
-        memo = self._memo_text
+        memo = self.memo_text
         if text in memo:
             return memo[text]
         out = memo[text] = self._address(text)
+        if len(memo) > 1_000_000:
+            memo.clear()
         return out
 
     def _address(self, text: str) -> str | None:

@@ -35,7 +35,9 @@ def load_key(key_file: str | os.PathLike[str] | None = None, env: str = KEY_ENV_
         try:
             raw = path.read_bytes()
         except OSError as exc:
-            raise PseudonymKeyError(f"cannot read the pseudonymization key file {path}: {exc.strerror or exc}") from exc
+            raise PseudonymKeyError(
+                f"cannot read the pseudonymization key file {path}: {exc.strerror or exc}"
+            ) from exc
         # A trailing newline is what an editor or `echo` adds: not part of the secret.
         secret = raw.rstrip(b"\r\n")
         origin = f"key file {path}"

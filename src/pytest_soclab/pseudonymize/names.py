@@ -29,39 +29,85 @@ PSEUDONYM_CHARS = 9  # 45 bits: collisions stay unlikely (~1e-4) up to ~100k dis
 # "ran as root" or "logged on as SYSTEM" readable. Lower case.
 WELL_KNOWN_ACCOUNTS: frozenset[str] = frozenset(
     """
-    root system administrator administrators guest defaultaccount wdagutilityaccount krbtgt
-    nobody nogroup daemon bin sys sync games man lp mail news uucp proxy www-data backup list irc gnats
-    _apt messagebus syslog sshd ntp postfix polkitd tss uuidd tcpdump landscape pollinate lxd dnsmasq
-    avahi colord rtkit chrony _chrony sssd nfsnobody operator halt shutdown adm ftp postgres mysql redis
+    root system administrator administrators guest defaultaccount wdagutilityaccount krbtgt nobody
+    nogroup daemon bin sys sync games man lp mail news uucp proxy www-data backup list irc gnats _apt
+    messagebus syslog sshd ntp postfix polkitd tss uuidd tcpdump landscape pollinate lxd dnsmasq avahi
+    colord rtkit chrony _chrony sssd nfsnobody operator halt shutdown adm ftp postgres mysql redis
     systemd-network systemd-resolve systemd-timesync systemd-coredump dwm-1 dwm-2 dwm-3 umfd-0 umfd-1
-    umfd-2 anonymous everyone users git ec2-user ubuntu centos debian fedora vagrant azureuser opc bitnami
+    umfd-2 anonymous everyone users git ec2-user ubuntu centos debian fedora vagrant azureuser opc
+    bitnami
     """.split()
 ) | frozenset(
     {
-        "local system", "local service", "network service", "nt authority", "nt service", "builtin",
-        "window manager", "font driver host", "anonymous logon", "authenticated users", "domain admins",
-        "domain users", "enterprise admins", "schema admins", "nt authority\\system",
-        "nt authority\\local service", "nt authority\\network service",
+        "local system",
+        "local service",
+        "network service",
+        "nt authority",
+        "nt service",
+        "builtin",
+        "window manager",
+        "font driver host",
+        "anonymous logon",
+        "authenticated users",
+        "domain admins",
+        "domain users",
+        "enterprise admins",
+        "schema admins",
+        "nt authority\\system",
+        "nt authority\\local service",
+        "nt authority\\network service",
     }
 )
 # Protocol and transport names are never names to hide, whatever a user happens to be called.
 PROTOCOL_WORDS: frozenset[str] = frozenset(
     """
-    tcp udp icmp icmpv6 ipv4 ipv6 ip dns http https http2 tls ssl ssh smb smb2 smb3 rdp ftp sftp ftps smtp
-    smtps imap imaps pop3 ldap ldaps kerberos krb5 ntp snmp dhcp dhcpv6 mdns llmnr netbios nbns nbss quic
-    sip rpc dcerpc msrpc winrm wsman mysql postgresql redis mqtt telnet vnc tor socks socks5 grpc ws wss
-    file gre esp ah sctp igmp arp
+    tcp udp icmp icmpv6 ipv4 ipv6 ip dns http https http2 tls ssl ssh smb smb2 smb3 rdp ftp sftp ftps
+    smtp smtps imap imaps pop3 ldap ldaps kerberos krb5 ntp snmp dhcp dhcpv6 mdns llmnr netbios nbns
+    nbss quic sip rpc dcerpc msrpc winrm wsman mysql postgresql redis mqtt telnet vnc tor socks socks5
+    grpc ws wss file gre esp ah sctp igmp arp
     """.split()
 )
 # Words that appear in name fields without naming anything.
 NON_NAMES: frozenset[str] = frozenset(
-    {"localhost", "localdomain", "unknown", "none", "null", "nil", "n/a", "na", "undefined", "-", "--", "*",
-     "true", "false", "default", "public", "all users", "default user"}
+    {
+        "localhost",
+        "localdomain",
+        "unknown",
+        "none",
+        "null",
+        "nil",
+        "n/a",
+        "na",
+        "undefined",
+        "-",
+        "--",
+        "*",
+        "true",
+        "false",
+        "default",
+        "public",
+        "all users",
+        "default user",
+    }
 )
 # Special-use names (RFC 6761, RFC 8375, ICANN name collision list, common internal zones): kept as a suffix.
 SPECIAL_USE_SUFFIXES: frozenset[str] = frozenset(
-    {"local", "localhost", "localdomain", "internal", "intranet", "lan", "home", "corp", "private", "test",
-     "example", "invalid", "onion", "arpa"}
+    {
+        "local",
+        "localhost",
+        "localdomain",
+        "internal",
+        "intranet",
+        "lan",
+        "home",
+        "corp",
+        "private",
+        "test",
+        "example",
+        "invalid",
+        "onion",
+        "arpa",
+    }
 )
 # Documentation domains (RFC 2606): kept whole, like --keep-domain.
 RESERVED_DOMAINS: frozenset[str] = frozenset({"example.com", "example.net", "example.org"})
@@ -69,24 +115,25 @@ RESERVED_DOMAINS: frozenset[str] = frozenset({"example.com", "example.net", "exa
 # Several are also TLDs (.sh, .py, .zip, .md, .pl, .rs, .so, .cat, .pub, .app, .run, .name...).
 NOT_A_DOMAIN_ENDING: frozenset[str] = frozenset(
     """
-    sh bash zsh ksh csh fish py pyc pyw pyz pl pm rb js mjs cjs ts tsx jsx php jsp asp aspx go rs java class jar
-    war ear c h cc cpp cxx hpp cs vb fs swift kt scala lua r sql so dll exe sys drv ocx cpl scr msi msp msu lnk
-    bat cmd ps1 psm1 psd1 ps1xml vbs vbe wsf wsh hta reg inf cat ini cfg conf config cnf properties json xml yml
-    yaml toml txt log md rst csv tsv doc docx docm dot dotm xls xlsx xlsm xlam ppt pptx pptm pdf rtf odt ods odp
-    zip rar tar gz tgz bz bz2 tbz xz txz zst 7z cab iso img vhd vhdx vmdk ova ovf qcow2 dmg pkg deb rpm apk ipa
-    app bin dat db sqlite sqlite3 bak tmp temp old orig swp lock pid sock pem crt cer key pub der p7b p12 pfx
-    csr kdbx jpg jpeg png gif bmp ico svg webp tif tiff mp3 mp4 mov avi mkv wav flac html htm xhtml css scss
-    map woff woff2 ttf otf eot service timer socket mount target desktop plist run out ml am in ac ai ps eps
-    dylib ko elf o a la lib obj pdb wasm eml msg ost pst evtx etl pcap pcapng cap dmp mdmp chm url website
-    iqy slk one onepkg gadget xll wll vsto appx msix hlp jnlp crx xpi vsix nupkg gem whl egg pyd
-    name email domain id
+    sh bash zsh ksh csh fish py pyc pyw pyz pl pm rb js mjs cjs ts tsx jsx php jsp asp aspx go rs java
+    class jar war ear c h cc cpp cxx hpp cs vb fs swift kt scala lua r sql so dll exe sys drv ocx cpl
+    scr msi msp msu lnk bat cmd ps1 psm1 psd1 ps1xml vbs vbe wsf wsh hta reg inf cat ini cfg conf config
+    cnf properties json xml yml yaml toml txt log md rst csv tsv doc docx docm dot dotm xls xlsx xlsm
+    xlam ppt pptx pptm pdf rtf odt ods odp zip rar tar gz tgz bz bz2 tbz xz txz zst 7z cab iso img vhd
+    vhdx vmdk ova ovf qcow2 dmg pkg deb rpm apk ipa app bin dat db sqlite sqlite3 bak tmp temp old orig
+    swp lock pid sock pem crt cer key pub der p7b p12 pfx csr kdbx jpg jpeg png gif bmp ico svg webp tif
+    tiff mp3 mp4 mov avi mkv wav flac html htm xhtml css scss map woff woff2 ttf otf eot service timer
+    socket mount target desktop plist run out ml am in ac ai ps eps dylib ko elf o a la lib obj pdb wasm
+    eml msg ost pst evtx etl pcap pcapng cap dmp mdmp chm url website iqy slk one onepkg gadget xll wll
+    vsto appx msix hlp jnlp crx xpi vsix nupkg gem whl egg pyd name email domain id
     """.split()
 )
 _ECS_EXTRA_ROOTS = frozenset(
     """
-    zeek suricata winlog kibana system endpoint powershell sysmon aws azure gcp okta o365 m365 crowdstrike
-    panw fortinet cisco netflow auditd elastic signal logstash filebeat winlogbeat packetbeat auditbeat
-    osquery github google_workspace microsoft sentinel_one ti_abusech ti_otx ti_misp network_traffic
+    zeek suricata winlog kibana system endpoint powershell sysmon aws azure gcp okta o365 m365
+    crowdstrike panw fortinet cisco netflow auditd elastic signal logstash filebeat winlogbeat
+    packetbeat auditbeat osquery github google_workspace microsoft sentinel_one ti_abusech ti_otx
+    ti_misp network_traffic
     """.split()
 )
 
@@ -113,10 +160,24 @@ def ecs_roots() -> frozenset[str]:
     return frozenset(n.split(".", 1)[0] for n in ecs_names()) | _ECS_EXTRA_ROOTS
 
 
+# Data streams and indices (logs-zeek.dns-default, .ds-..., .alerts-...): names of the store, kept.
+_INDEX_PREFIXES = (
+    "logs-",
+    "metrics-",
+    "traces-",
+    "synthetics-",
+    "profiling-",
+    ".ds-",
+    ".alerts-",
+    ".internal.",
+)
+
+
 def looks_like_field_name(low: str) -> bool:
+    if low.startswith(_INDEX_PREFIXES):
+        return True
     for multi in (".keyword", ".text", ".caseless"):
-        if low.endswith(multi):
-            low = low[: -len(multi)]
+        low = low.removesuffix(multi)
     return low in ecs_names() or low.split(".", 1)[0] in ecs_roots()
 
 
@@ -153,8 +214,13 @@ class KnownNames:
     memoized transformations can be dropped.
     """
 
-    def __init__(self, keep: Iterable[str] = ()) -> None:
+    def __init__(self, keep: Iterable[str] = (), digest_key: bytes | None = None) -> None:
         self.keep = frozenset(k.lower() for k in keep)  # extra account names never learned
+        # Names remembered from earlier runs, as keyed digests (see remember / probe).
+        self._digest_key = digest_key
+        self.remembered_bare: set[str] = set()
+        self.remembered_domains: set[str] = set()
+        self._probed: set[str] = set()
         self.bare: set[str] = set()
         self.domains: set[str] = set()
         # First atom (split on - and _) of every bare name: a cheap filter before sub-token search.
@@ -186,6 +252,42 @@ class KnownNames:
                     self.pending_pairs.discard((local, host))
                     changed |= self.add_bare(local)
 
+    # ---------------------------------------------------------------- memory across runs
+
+    def digest(self, low: str) -> str:
+        if self._digest_key is None:
+            raise ValueError("no digest key")
+        return hmac.new(self._digest_key, low.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+    @property
+    def remembers(self) -> bool:
+        return bool(self.remembered_bare or self.remembered_domains)
+
+    def remember(self, bare_digests: Iterable[str], domain_digests: Iterable[str]) -> None:
+        """Names learned by earlier runs (keyed digests: the names themselves are not stored)."""
+        self.remembered_bare.update(bare_digests)
+        self.remembered_domains.update(domain_digests)
+        self._probed.clear()
+
+    def probe(self, low: str) -> None:
+        """Learn `low` if an earlier run learned it (a word of free text that is, in fact, a name)."""
+        if low in self._probed or low in self.bare or low in self.domains:
+            return
+        if len(self._probed) > 2_000_000:
+            self._probed.clear()
+        self._probed.add(low)
+        d = self.digest(low)
+        if d in self.remembered_bare:
+            self.add_bare(low)
+        if d in self.remembered_domains:
+            self.add_domain(low)
+
+    def digests(self) -> tuple[list[str], list[str]]:
+        """Everything known, as keyed digests: this run's names and the ones remembered."""
+        bare = {self.digest(b) for b in self.bare} | self.remembered_bare
+        domains = {self.digest(d) for d in self.domains} | self.remembered_domains
+        return sorted(bare), sorted(domains)
+
     def update(self, other: KnownNames) -> None:
         for b in other.bare:
             self.add_bare(b)
@@ -205,7 +307,7 @@ class Names:
         self._keep_domains = sorted(kept, key=lambda d: -d.count("."))
         self._pseudo: dict[str, str] = {}
         self._suffix: dict[str, int] = {}
-        self._word_memo: dict[str, str] = {}
+        self.word_memo: dict[str, str] = {}
         self._gen = -1
         self.ip_hook = None  # set by the Pseudonymizer: text -> pseudonym text or None
 
@@ -283,22 +385,23 @@ class Names:
 
     # ---------------------------------------------------------------- transform
 
-    def _sync(self) -> None:
+    def sync(self) -> None:
+        """Drop memoized words when names were learned since they were computed."""
         if self._gen != self.known.generation:
             self.known.finalize()
-            self._word_memo.clear()
+            self.word_memo.clear()
             self._gen = self.known.generation
 
     def word(self, token: str) -> str:
         """A word of free text (letters, digits, _ and -, possibly dotted): its pseudonym or itself."""
         if self._gen != self.known.generation:
-            self._sync()
-        out = self._word_memo.get(token)
+            self.sync()
+        out = self.word_memo.get(token)
         if out is None:
             out = self._word(token)
-            if len(self._word_memo) > 500_000:
-                self._word_memo.clear()
-            self._word_memo[token] = out
+            if len(self.word_memo) > 500_000:
+                self.word_memo.clear()
+            self.word_memo[token] = out
         return out
 
     def _word(self, token: str) -> str:
@@ -353,7 +456,7 @@ class Names:
         low = token.lower()
         if low in self.known.bare:  # a dotted user name: john.doe
             return self.shaped(token)
-        if low.endswith(".in-addr.arpa") or low.endswith(".ip6.arpa"):
+        if low.endswith((".in-addr.arpa", ".ip6.arpa")):
             ptr = self._ptr(low)
             if ptr is not None:
                 return ptr

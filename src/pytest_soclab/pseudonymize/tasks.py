@@ -17,8 +17,16 @@ if TYPE_CHECKING:
     from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
 
 # Tool argument name -> kind (the argument names of pytest_soclab.tools).
-_ARG_KINDS = {"host": HOST, "ip": IP, "user": USER, "pid": KEEP, "entity_id": KEEP, "timeout": KEEP,
-              "index": KEEP, "pattern": KEEP}
+_ARG_KINDS = {
+    "host": HOST,
+    "ip": IP,
+    "user": USER,
+    "pid": KEEP,
+    "entity_id": KEEP,
+    "timeout": KEEP,
+    "index": KEEP,
+    "pattern": KEEP,
+}
 
 
 class TaskCodec:
@@ -85,8 +93,15 @@ class TaskCodec:
         text = p.texts.text
         out: dict[str, Any] = {}
         for key, value in task.items():
-            if key in ("id", "source_case", "difficulty", "attack_stage", "allowed_tools", "pass_score",
-                       "max_tool_calls"):
+            if key in (
+                "id",
+                "source_case",
+                "difficulty",
+                "attack_stage",
+                "allowed_tools",
+                "pass_score",
+                "max_tool_calls",
+            ):
                 out[key] = value
             elif key == "trigger" and isinstance(value, dict):
                 out[key] = self._trigger(value)
@@ -133,7 +148,8 @@ class TaskCodec:
                 out[key] = p.ip_or_text(value)
             elif key == "key_evidence" and isinstance(value, list):
                 out[key] = [
-                    {k: (v if k == "source" else self._any(v)) for k, v in ke.items()} if isinstance(ke, dict)
+                    {k: (v if k == "source" else self._any(v)) for k, v in ke.items()}
+                    if isinstance(ke, dict)
                     else self._any(ke)
                     for ke in value
                 ]

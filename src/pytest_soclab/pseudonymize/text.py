@@ -25,20 +25,26 @@ _WORD = r"[\w](?:[\w-]*[\w])?"
 
 def _master(dot: str, regex_mode: bool) -> re.Pattern[str]:
     ip4 = rf"{_OCT}(?:{dot}{_OCT}){{3}}"
+    # "Not inside a word": in a regular expression, an escape like \b or \s before it does not count.
+    nw = r"(?:(?<!\w)|(?<=\\[A-Za-z]))" if regex_mode else r"(?<!\w)"
     alts = []
     if regex_mode:
         alts.append(r"(?P<esc>\\[A-Za-z0-9])")  # \b \d \s \1 ...: regex syntax, not text
     alts += [
-        r"(?P<mac>(?<![\w:-])[0-9A-Fa-f]{2}(?P<macsep>[:-])(?:[0-9A-Fa-f]{2}(?P=macsep)){4}[0-9A-Fa-f]{2}"
-        r"(?![\w:-]))",
-        r"(?P<sid>(?<![\w-])S-1-5-21-(?P<sidsub>\d+-\d+-\d+)(?![\d]))",
-        rf"(?P<ip6>(?<![\w:.%])(?:[0-9A-Fa-f]{{0,4}}:){{2,7}}(?:{ip4}|[0-9A-Fa-f]{{1,4}})?(?:%[\w.-]+)?"
-        rf"(?![\w:]|{dot}\w))",
-        rf"(?P<ip4>(?<![\w.])(?P<ip4a>{ip4})(?:/(?P<plen>\d{{1,3}})(?!\d))?(?!\w|{dot}\d|{dot}in-addr{dot}arpa))",
+        (
+            rf"(?P<mac>{nw}(?<!:)[0-9A-Fa-f]{{2}}(?P<macsep>[:-])(?:[0-9A-Fa-f]{{2}}(?P=macsep)){{4}}[0-9A-Fa-f]{{2}}"
+            r"(?![\w:-]))"
+        ),
+        rf"(?P<sid>{nw}(?<!-)S-1-5-21-(?P<sidsub>\d+-\d+-\d+)(?![\d]))",
+        (
+            rf"(?P<ip6>{nw}(?<![:.%])(?:[0-9A-Fa-f]{{0,4}}:){{2,7}}(?:{ip4}|[0-9A-Fa-f]{{1,4}})?(?:%[\w.-]+)?"
+            rf"(?![\w:]|{dot}\w))"
+        ),
+        rf"(?P<ip4>{nw}(?<!\d\.)(?P<ip4a>{ip4})(?:/(?P<plen>\d{{1,3}})(?!\d))?(?!\w|{dot}\d|{dot}in-addr{dot}arpa))",
     ]
     if regex_mode:
         # An address prefix before a digit class: 185\.220\.101\.\d+ (a /24 written as a regex).
-        alts.append(rf"(?P<pre4>(?<![\w.])(?:{_OCT}\\\.){{1,3}})(?=\\d|\[)")
+        alts.append(rf"(?P<pre4>{nw}(?<!\.)(?:{_OCT}\\\.){{1,3}})(?=\\d|\[)")
     else:
         alts.append(rf"(?P<glob4>(?<![\w.])(?:{_OCT}\.){{1,3}}\*)")
     alts.append(rf"(?P<word>{_WORD}(?:{dot}{_WORD})*)")
@@ -47,6 +53,14 @@ def _master(dot: str, regex_mode: bool) -> re.Pattern[str]:
 
 _TEXT = _master(r"\.", regex_mode=False)
 _REGEX = _master(r"\\?\.", regex_mode=True)
+# Speed: the scan above tries six alternatives at every token start. Text is first cut into runs
+# of the characters tokens are made of; a run is scanned alone (its neighbours, separators, can
+# satisfy none of the look-arounds, so the result is the same as scanning in place), and most runs
+# are plain words that need no scan at all. Results are memoized per run.
+_RUNS = re.compile(r"([\w.:%*-]+(?:/\d{1,3}(?![\w.:%*/-]))?)")  # with a CIDR suffix: 10.0.0.0/8
+_PLAIN_WORD = re.compile(rf"{_WORD}(?:\.{_WORD})*")
+_MAYBE_SPECIAL = re.compile(r"\d\.[\d*]|:[0-9A-Fa-f]{0,4}:|[0-9A-Fa-f]{2}[:-][0-9A-Fa-f]{2}[:-]|S-1-5-21-")
+_SPECIAL_KINDS = ("mac", "sid", "ip6", "ip4", "glob4")
 
 # ---------------------------------------------------------------- learning patterns
 
@@ -69,14 +83,20 @@ _ACCOUNT_CMD = re.compile(
 _KV_USER = re.compile(
     r"(?i)\b(?:user|username|user_name|account|acct|login|suser|duser|auid_name)=[\"']?(?P<user>[\w.@\\$-]+)"
 )
-_KV_HOST = re.compile(r"(?i)\b(?:host|hostname|computer|computername|workstation|dhost|shost)=[\"']?(?P<host>[\w.-]+)")
+_KV_HOST = re.compile(
+    r"(?i)\b(?:host|hostname|computer|computername|workstation|dhost|shost)=[\"']?(?P<host>[\w.-]+)"
+)
 _SSHD = re.compile(
     r"\b(?:for (?:invalid user |illegal user )?|[Ii]nvalid user |session (?:opened|closed) for user )"
     r"(?P<user>[\w.$@-]+)(?: from| by|\(| port|$)"
 )
 _SUDO = re.compile(r"^\s*(?P<user>[\w.-]+) : (?:TTY|PWD|USER|COMMAND)=")
 # Commands whose user@host arguments are a user and a host (not an e-mail address, not a file@2x.png).
-_SSH_FAMILY = re.compile(r"(?i)(?:^|[\s/\\\"'])(?:ssh|scp|sftp|rsync|ssh-copy-id|sshpass|plink|pscp|mosh)(?:\.exe)?\b")
+_SSH_FAMILY = re.compile(
+    r"(?i)(?:^|[\s/\\\"'])(?:ssh|scp|sftp|rsync|ssh-copy-id|sshpass|plink|pscp|mosh)(?:\.exe)?\b"
+)
+_PROBE_WORDS = re.compile(r"\w(?:[\w.-]*\w)?")
+_SEP_SPLIT = re.compile(r"([-_])")
 _NOT_HOME_USERS = frozenset({"public", "default", "default user", "all users", "shared", "defaultapppool"})
 
 
@@ -86,7 +106,8 @@ class TextPseudonymizer:
         self.ips = ips
         self.macs = macs
         self.sids = sids
-        self._memo: dict[str, str] = {}
+        self.memo: dict[str, str] = {}
+        self.run_memo: dict[str, str] = {}
         self._gen = -1
         self._learned: set[str] = set()
         self._sub_text: Callable[[re.Match[str]], str] = self._replace
@@ -94,18 +115,48 @@ class TextPseudonymizer:
 
     # ---------------------------------------------------------------- transform
 
-    def text(self, s: str) -> str:
+    def sync(self) -> None:
+        """Drop memoized results when names were learned since they were computed."""
         known = self.names.known
         if self._gen != known.generation:
             known.finalize()
-            self._memo.clear()
+            self.names.sync()
+            self.memo.clear()
+            self.run_memo.clear()
             self._gen = known.generation
-        out = self._memo.get(s)
-        if out is None:
-            out = _TEXT.sub(self._sub_text, s)
-            if len(self._memo) > 300_000:
-                self._memo.clear()
-            self._memo[s] = out
+
+    def text(self, s: str) -> str:
+        self.sync()
+        out = self.memo.get(s)
+        return self.compute(s) if out is None else out
+
+    def compute(self, s: str) -> str:
+        """The transformation of `s`, memoized (call `sync` first when names may have been learned)."""
+        parts = _RUNS.split(s)
+        if len(parts) == 1:
+            out = s
+        else:
+            run_memo = self.run_memo.get
+            run = self._run
+            parts[1::2] = [run_memo(r) or run(r) for r in parts[1::2]]
+            out = "".join(parts)
+            if out == s:
+                out = s  # one string, not two equal ones
+        memo = self.memo
+        if len(memo) > 300_000:
+            memo.clear()
+        memo[s] = out
+        return out
+
+    def _run(self, r: str) -> str:
+        if _PLAIN_WORD.fullmatch(r) and not _MAYBE_SPECIAL.search(r):
+            out = self.names.word(r)
+        else:
+            out = _TEXT.sub(self._sub_text, r)
+        memo = self.run_memo
+        if len(memo) > 500_000:
+            memo.clear()
+        memo[r] = out
         return out
 
     def regex(self, pattern: str) -> str:
@@ -113,31 +164,32 @@ class TextPseudonymizer:
         return _REGEX.sub(self._sub_regex, pattern)
 
     def _replace(self, m: re.Match[str]) -> str:
-        kind = m.lastgroup
-        if kind == "word":
+        if m.lastgroup == "word":
             return self.names.word(m.group(0))
+        return self._special(m.group)
+
+    def _special(self, group: Callable[[str], str | None]) -> str:
+        """An address, MAC, SID or address glob, given its match's groups by name."""
+        kind = next(k for k in _SPECIAL_KINDS if group(k) is not None)
+        tok: str = group(kind)  # type: ignore[assignment]
         if kind == "ip4":
-            plen = m.group("plen")
+            plen = group("plen")
+            addr: str = group("ip4a")  # type: ignore[assignment]
             if plen is not None:
-                net = self.ips.network(m.group("ip4a"), int(plen))
+                net = self.ips.network(addr, int(plen))
                 if net is not None:
                     return net
-                return (self.ips.address(m.group("ip4a")) or m.group("ip4a")) + "/" + plen
-            return self.ips.address(m.group(0)) or m.group(0)
+                return (self.ips.address(addr) or addr) + "/" + plen
+            return self.ips.address(tok) or tok
         if kind == "ip6":
-            tok = m.group(0)
             out = self.ips.address(tok)
-            if out is not None:
-                return out
-            return self._colon_parts(tok)
+            return out if out is not None else self._colon_parts(tok)
         if kind == "mac":
-            return self.macs.mac(m.group(0), m.group("macsep"))
+            return self.macs.mac(tok, group("macsep"))  # type: ignore[arg-type]
         if kind == "sid":
-            return "S-1-5-21-" + self.sids.domain(m.group("sidsub"))
-        if kind == "glob4":
-            octets = [int(o) for o in m.group(0)[:-2].split(".")]
-            return self.ips.octet_glob(octets)
-        return m.group(0)
+            return "S-1-5-21-" + self.sids.domain(group("sidsub"))  # type: ignore[arg-type]
+        octets = [int(o) for o in tok[:-2].split(".")]  # glob4
+        return self.ips.octet_glob(octets)
 
     def _colon_parts(self, tok: str) -> str:
         # Looked like IPv6 but is not (a time, a MAC-like id): its words may still be names.
@@ -164,6 +216,9 @@ class TextPseudonymizer:
 
     # ---------------------------------------------------------------- learning
 
+    def forget_learned(self) -> None:
+        self._learned.clear()
+
     def learn(self, s: str) -> None:
         """Learn the names that the text's own form reveals (see the module docstring)."""
         if s in self._learned or len(s) < 3:
@@ -172,6 +227,8 @@ class TextPseudonymizer:
             self._learned.clear()
         self._learned.add(s)
         names = self.names
+        if names.known.remembers:
+            self._probe_words(s)
         if "://" in s:
             for m in _URL.finditer(s):
                 host = m.group("host").strip("[]")
@@ -193,7 +250,7 @@ class TextPseudonymizer:
             if "\\\\" in s:
                 for m in _UNC.finditer(s):
                     names.learn_domain(m.group("host"), host=True)
-            if "/user:" in s.lower():
+            if "/user:" in s or "/USER:" in s or "/User:" in s:
                 for m in _USER_SWITCH.finditer(s):
                     names.learn_user(m.group("user"))
         if "=" in s:
@@ -205,12 +262,33 @@ class TextPseudonymizer:
             m2 = _SUDO.match(s)
             if m2:
                 names.learn_user(m2.group("user"))
-        for m in _SSHD.finditer(s):
-            names.learn_user(m.group("user"))
-        for m in _ACCOUNT_CMD.finditer(s):
-            user = m.group("user") or m.group("user2") or m.group("user3")
-            if user:
-                names.learn_user(user)
+        if "for " in s or "user " in s:
+            for m in _SSHD.finditer(s):
+                names.learn_user(m.group("user"))
+        low = s.lower()
+        if "user" in low or "sudo" in low or "net" in low or "chage" in low:
+            for m in _ACCOUNT_CMD.finditer(s):
+                user = m.group("user") or m.group("user2") or m.group("user3")
+                if user:
+                    names.learn_user(user)
+
+    def _probe_words(self, s: str) -> None:
+        """Words of the text that earlier runs learned as names (see KnownNames.probe)."""
+        probe = self.names.known.probe
+        for word in _PROBE_WORDS.findall(s.lower()):
+            probe(word)
+            if "." in word:
+                labels = word.split(".")
+                for i, label in enumerate(labels):
+                    probe(label)
+                    if 0 < i < len(labels) - 1:
+                        probe(".".join(labels[i:]))
+            if "-" in word or "_" in word:
+                parts = _SEP_SPLIT.split(word.split(".", 1)[0])
+                if len(parts) <= 13:  # words and separators: every run of whole parts
+                    for a in range(0, len(parts), 2):
+                        for b in range(a + 1, len(parts) + 1, 2):
+                            probe("".join(parts[a:b]))
 
     def _learn_at(self, local: str, host: str, ssh: bool) -> None:
         names = self.names
