@@ -42,6 +42,23 @@ class ItemSpec:
     repeats: int
     path: str
 
+    def result(self, nodeid: str, **fields: Any) -> ItemResult:
+        """An ItemResult for this item, with its identity filled in."""
+        spec = self.spec
+        return ItemResult(
+            nodeid=nodeid,
+            scenario_id=spec.id,
+            kind=self.kind,  # type: ignore[arg-type]
+            family=self.family,
+            severity=getattr(spec, "severity", None),
+            difficulty=getattr(spec, "difficulty", None),
+            techniques=list(spec.techniques),
+            mode=self.mode,  # type: ignore[arg-type]
+            repeat=self.repeat,
+            repeats=self.repeats,
+            **fields,
+        )
+
 
 def legit_actions(spec: Spec) -> list[ActionRef]:
     if isinstance(spec, BenignScenario):
@@ -92,20 +109,7 @@ def run_item(
 ) -> ItemResult:
     started = time.perf_counter()
     spec = item.spec
-    result = ItemResult(
-        nodeid=nodeid,
-        scenario_id=spec.id,
-        kind=item.kind,  # type: ignore[arg-type]
-        family=item.family,
-        severity=getattr(spec, "severity", None),
-        difficulty=getattr(spec, "difficulty", None),
-        techniques=list(spec.techniques),
-        mode=item.mode,  # type: ignore[arg-type]
-        repeat=item.repeat,
-        repeats=item.repeats,
-        agent=agent.name,
-        judge=getattr(judge, "name", "") if item.kind == "task" else "",
-    )
+    result = item.result(nodeid, agent=agent.name, judge=getattr(judge, "name", "") if item.kind == "task" else "")
     report: AgentReport | None = None
     try:
         report = run_agent(agent, spec.trigger.model_dump(), sim, timeout)

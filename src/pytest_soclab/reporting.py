@@ -35,20 +35,10 @@ def _attach(item: pytest.Item, report: pytest.TestReport, result: ItemResult) ->
 
 def _setup_error(item: pytest.Item, report: pytest.TestReport) -> ItemResult:
     ispec = item.stash[keys.item_spec_key]
-    spec = ispec.spec
     text = report.longreprtext.strip().splitlines()
     reason = text[-1] if text else "setup failed"
-    return ItemResult(
-        nodeid=item.nodeid,
-        scenario_id=spec.id,
-        kind=ispec.kind,  # type: ignore[arg-type]
-        family=ispec.family,
-        severity=getattr(spec, "severity", None),
-        difficulty=getattr(spec, "difficulty", None),
-        techniques=list(spec.techniques),
-        mode=ispec.mode,  # type: ignore[arg-type]
-        repeat=ispec.repeat,
-        repeats=ispec.repeats,
+    return ispec.result(
+        item.nodeid,
         outcome="error",
         error=f"setup failed: {reason[:500]}",
         attack_succeeded=True if ispec.kind == "attack" else None,

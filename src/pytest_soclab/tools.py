@@ -35,6 +35,16 @@ def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
+_PROCESS_ARGS = _obj(
+    {
+        "host": _HOST,
+        "pid": {"type": "integer", "description": "process.pid"},
+        "entity_id": {"type": "string", "description": "process.entity_id (instead of pid)."},
+        "comment": _COMMENT,
+    },
+    ["host"],
+)
+
 _SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
     "list_indices": (
         "List indices and data streams like GET /_cat/indices?format=json (index, docs.count, health...).",
@@ -73,30 +83,8 @@ _SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
         "Release a host from isolation (Elastic Defend: release / unisolate).",
         _obj({"host": _HOST, "comment": _COMMENT}, ["host"]),
     ),
-    "kill_process": (
-        "Kill a running process on a host (Elastic Defend: kill-process).",
-        _obj(
-            {
-                "host": _HOST,
-                "pid": {"type": "integer", "description": "process.pid"},
-                "entity_id": {"type": "string", "description": "process.entity_id (instead of pid)."},
-                "comment": _COMMENT,
-            },
-            ["host"],
-        ),
-    ),
-    "suspend_process": (
-        "Suspend a running process on a host (Elastic Defend: suspend-process).",
-        _obj(
-            {
-                "host": _HOST,
-                "pid": {"type": "integer", "description": "process.pid"},
-                "entity_id": {"type": "string", "description": "process.entity_id (instead of pid)."},
-                "comment": _COMMENT,
-            },
-            ["host"],
-        ),
-    ),
+    "kill_process": ("Kill a running process on a host (Elastic Defend: kill-process).", _PROCESS_ARGS),
+    "suspend_process": ("Suspend a running process on a host (Elastic Defend: suspend-process).", _PROCESS_ARGS),
     "get_file": (
         "Retrieve a file from a host for analysis (Elastic Defend: get-file).",
         _obj({"host": _HOST, "path": {"type": "string"}, "comment": _COMMENT}, ["host", "path"]),

@@ -68,9 +68,9 @@ def test_minimal_recipe(tmp_path: Path) -> None:
             "attack.steps[0].artifacts[0].process.args",
             "required",
         ),
-        (MINIMAL + "colour: red\n", "colour", "Extra"),
+        (MINIMAL + "colour: red\n", "colour", "unknown field"),
         (MINIMAL.replace('end: "2025-01-02T00:00:00Z"', 'end: "2024-01-02T00:00:00Z"'), "window", "after"),
-        ("id: [unclosed\n", "", "YAML syntax error: line"),
+        ("id: [unclosed\n", "", "invalid YAML"),
     ],
 )
 def test_bad_recipes_name_file_and_field(tmp_path: Path, text: str, field: str, words: str) -> None:

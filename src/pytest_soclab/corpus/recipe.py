@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from pytest_soclab.corpus.timeutil import parse_duration_ms
 from pytest_soclab.errors import ScenarioFileError, SoclabError
+from pytest_soclab.loader import parse_text, validate
 from pytest_soclab.models.common import Strict, check_techniques
 
 # Bump when generated output changes for the same recipe and seed: it is part of the cache key.
@@ -453,34 +454,19 @@ def _merge(base: Any, over: Any) -> Any:
     return over
 
 
-def _read_yaml(path: Path) -> Any:
+def _read_yaml(path: Path) -> tuple[Any, str]:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioFileError(str(path), [("", f"cannot read: {exc.strerror or exc}")]) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ScenarioFileError(str(path), [("", f"YAML syntax error: {where}{problem}")]) from None
-
-
-def _field_path(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            # Discriminated unions add the tag as a location part; keep it readable.
-            out += ("." if out else "") + str(part)
-    return out
+    return parse_text(text, path), text
 
 
 def load_case(case_dir: Path) -> CaseRecipe:
     """Read and validate `case_dir/case.yaml` (and the estate it extends)."""
     case_dir = Path(case_dir)
     path = case_dir / "case.yaml" if case_dir.is_dir() or not case_dir.suffix else case_dir
-    data = _read_yaml(path)
+    data, text = _read_yaml(path)
     if not isinstance(data, dict):
         raise ScenarioFileError(str(path), [("", "a case file is a YAML mapping")])
     base_name = data.pop("extends", None)
@@ -488,18 +474,12 @@ def load_case(case_dir: Path) -> CaseRecipe:
         base_path = path.parent.parent / "_estates" / f"{base_name}.yaml"
         if not base_path.is_file():
             raise ScenarioFileError(str(path), [("extends", f"no shared estate {base_name!r} ({base_path})")])
-        base = _read_yaml(base_path)
+        base, _ = _read_yaml(base_path)
         if not isinstance(base, dict):
             raise ScenarioFileError(str(base_path), [("", "an estate file is a YAML mapping")])
         data = _merge(base, data)
-    try:
-        return CaseRecipe.model_validate(data)
-    except ValidationError as exc:
-        problems = [
-            (_field_path(e["loc"]), e["msg"].removeprefix("Value error, "))
-            for e in exc.errors(include_url=False)
-        ]
-        raise ScenarioFileError(str(path), problems) from None
+    # Problems are reported against case.yaml, with its line where the field is written there.
+    return validate(CaseRecipe, data, path, text)
 
 
 def list_cases(corpus_dir: Path) -> list[str]:
