@@ -348,6 +348,9 @@ class Names:
             return 1
         return 0
 
+    def _kept_domain(self, low: str) -> bool:
+        return any(low == kd or low.endswith("." + kd) for kd in self._keep_domains)
+
     def registrable(self, low: str) -> str | None:
         """The registrable part of a lower-case name (one label above its kept suffix), or None."""
         n = self.suffix_labels(low)
@@ -529,6 +532,10 @@ class Names:
             self.known.add_domain(reg)
             if host and reg != low:
                 self.known.add_bare(low.split(".", 1)[0])
+            if not public_suffix(low) and not self._kept_domain(low):
+                # An internal zone (brewline.internal, acme.local): its name is the organisation's,
+                # which prose names too ("Brewline customer records").
+                self.known.add_bare(reg.split(".", 1)[0])
         elif host or self.suffix_labels(low) == 0:
             # No public suffix (srv01.acme): its first label is the host's short name.
             self.known.add_bare(low.split(".", 1)[0])
