@@ -322,10 +322,18 @@ def test_a_built_corpus_reads_back_after_pseudonymization(tmp_path: Path) -> Non
     for stream, items in streams.items():
         data = "".join(json.dumps({"_id": f"id{i}", "_source": d}) + "\n" for i, d in enumerate(items))
         (case / f"{stream}.ndjson").write_text(data, encoding="utf-8")
-        listing[stream] = {"file": f"{stream}.ndjson", "count": len(items),
-                           "sha256": hashlib.sha256(data.encode()).hexdigest()}
-    manifest = {"case": "case-01-recon", "title": "Recon of web-01", "fingerprint": "4341fcfcc8c795b9",
-                "streams": listing, "corpus_sha256": "x"}
+        listing[stream] = {
+            "file": f"{stream}.ndjson",
+            "count": len(items),
+            "sha256": hashlib.sha256(data.encode()).hexdigest(),
+        }
+    manifest = {
+        "case": "case-01-recon",
+        "title": "Recon of web-01",
+        "fingerprint": "4341fcfcc8c795b9",
+        "streams": listing,
+        "corpus_sha256": "x",
+    }
     (case / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     out = tmp_path / "out"
     assert _run([str(case), "--out", str(out), "--key-file", str(_keyfile(tmp_path))]) == 0
