@@ -127,7 +127,9 @@ class Estate:
         self.windows = [f"WS-{d}-{i:02d}" for d in ("FIN", "HR", "ENG", "OPS", "SAL") for i in range(1, 9)]
         self.hosts = self.linux + self.windows
         self.ip = {h: f"10.{20 + i // 250}.{(i // 50) % 5}.{10 + i % 200}" for i, h in enumerate(self.hosts)}
-        self.users = [f"{f}.{l}" if rng.random() < 0.5 else f"{f}{l[0]}" for f in FIRST for l in LAST][:150]
+        self.users = [
+            f"{first}.{last}" if rng.random() < 0.5 else f"{first}{last[0]}" for first in FIRST for last in LAST
+        ][:150]
         self.external = [
             f"{rng.randint(1, 223)}.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
             for _ in range(3000)

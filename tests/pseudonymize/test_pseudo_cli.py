@@ -308,3 +308,44 @@ def test_names_are_remembered_across_runs_with_a_known_file(tmp_path: Path, inpu
     # digests made with another key are refused
     other = str(_keyfile(tmp_path, "other.key", "y" * 40))
     assert _run([str(later), "--out", str(tmp_path / "d"), "--key-file", other, "--known", str(known)]) == 2
+
+
+def test_a_built_corpus_reads_back_after_pseudonymization(tmp_path: Path) -> None:
+    """corpus/build.py writes {"_id", "_source"} lines per stream and a manifest of their SHA-256."""
+    import hashlib
+
+    case = tmp_path / "in" / "case-01-recon"
+    case.mkdir(parents=True)
+    docs = documents()
+    streams = {"logs-system.auth-default": docs[3:5], "logs-zeek.dns-default": docs[6:7]}
+    listing = {}
+    for stream, items in streams.items():
+        data = "".join(json.dumps({"_id": f"id{i}", "_source": d}) + "\n" for i, d in enumerate(items))
+        (case / f"{stream}.ndjson").write_text(data, encoding="utf-8")
+        listing[stream] = {
+            "file": f"{stream}.ndjson",
+            "count": len(items),
+            "sha256": hashlib.sha256(data.encode()).hexdigest(),
+        }
+    manifest = {
+        "case": "case-01-recon",
+        "title": "Recon of web-01",
+        "fingerprint": "4341fcfcc8c795b9",
+        "streams": listing,
+        "corpus_sha256": "x",
+    }
+    (case / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    out = tmp_path / "out"
+    assert _run([str(case), "--out", str(out), "--key-file", str(_keyfile(tmp_path))]) == 0
+    new = json.loads((out / "case-01-recon" / "manifest.json").read_text())
+    assert "web-01" not in new["title"] and new["fingerprint"] == "4341fcfcc8c795b9"
+    for stream, info in new["streams"].items():
+        data = (out / "case-01-recon" / info["file"]).read_bytes()
+        assert info["sha256"] == hashlib.sha256(data).hexdigest() != listing[stream]["sha256"]
+        assert [json.loads(line)["_id"] for line in data.decode().splitlines()] == [
+            f"id{i}" for i in range(info["count"])
+        ]
+    expected = "".join(f"{s}:{new['streams'][s]['sha256']}\n" for s in sorted(new["streams"]))
+    assert new["corpus_sha256"] == hashlib.sha256(expected.encode()).hexdigest()
+    auth = [json.loads(line) for line in (out / "case-01-recon" / "logs-system.auth-default.ndjson").open()]
+    assert "alice" not in json.dumps(auth) and ATTACKER_IP not in json.dumps(auth)

@@ -171,8 +171,25 @@ def test_pseudonyms_depend_on_the_key_only() -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["logs-endpoint.events.process-default", "logs-system.auth", ".alerts-security.alerts-default",
-     "logs-ti_abusech.url-default", ".ds-logs-zeek.dns-default-2024.05.01-000001", "logs-okta.system-default"],
+    [
+        "logs-endpoint.events.process-default",
+        "logs-system.auth",
+        ".alerts-security.alerts-default",
+        "logs-ti_abusech.url-default",
+        ".ds-logs-zeek.dns-default-2024.05.01-000001",
+        "logs-okta.system-default",
+    ],
 )
 def test_data_stream_and_index_names_are_kept(p: Pseudonymizer, name: str) -> None:
     assert p.text(name) == name
+
+
+def test_an_internal_zone_names_the_organisation(p: Pseudonymizer) -> None:
+    p.learn_host("dc-01.brewline.internal")
+    p.learn_domain("shop.brewline.example")
+    assert (
+        p.text("A sample of Brewline customer records")
+        == f"A sample of {p.name('brewline')} customer records"
+    )
+    p.learn_domain("api.stripe.com")  # a public registrable domain is a domain, not a word of prose
+    assert p.text("a stripe of paint") == "a stripe of paint"

@@ -257,3 +257,12 @@ def test_the_fast_path_equals_the_plain_scan(pieces: list[str]) -> None:
     s = "".join(pieces)
     P.texts.sync()
     assert P.texts.compute(s) == _TEXT.sub(P.texts._sub_text, s)
+
+
+def test_an_address_inside_a_dotted_word() -> None:
+    p = P
+    ip = p.ip("10.20.1.15")
+    assert p.text("host.10.20.1.15") == f"host.{ip}"
+    assert p.text("10.20.1.15.log") == f"{ip}.log"
+    for version in ["1.2.3.4.5", "v1.2.3.4.5", "python3.11.2.1.4", "10.0.19041.1"]:  # versions, not addresses
+        assert p.text(version) == version

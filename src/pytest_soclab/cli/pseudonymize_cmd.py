@@ -17,7 +17,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description=(
             "Write pseudonymized copies of PATHS (files or directories) into --out, keeping every correlation: "
             "the same address, host, user or domain gets the same pseudonym in every file. All inputs are read "
-            "once to learn their names before any is written, so give every file of a release in one run. "
+            "once to learn their names before any is written, so give every file of a release in one run (or "
+            "share what runs learned with --known). "
             f"The key comes from --key-file or the environment variable {KEY_ENV_VAR}; without one, nothing runs."
         ),
     )

@@ -8,6 +8,7 @@ name learned from one file is hidden in all of them, whatever their order.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 from collections.abc import Iterator
@@ -27,6 +28,9 @@ TEXT_SUFFIXES = (".md", ".txt", ".log", ".csv", ".tsv", ".html", ".htm", ".xml")
 YAML_SUFFIXES = (".yaml", ".yml")
 _BULK_ACTIONS = ("index", "create", "update", "delete")
 _DOC_HINTS = ("@timestamp", "event", "data_stream", "ecs")
+_HIT_KEYS = frozenset(
+    {"_id", "_index", "_source", "_routing", "_score", "_version", "_seq_no", "_primary_term"}
+)
 
 
 @dataclass
@@ -106,7 +110,15 @@ def learn_value(p: Pseudonymizer, obj: Any) -> None:
         p.learn_json(obj)
 
 
+def _is_plain_hit(obj: Any) -> bool:
+    """A search hit or a built corpus line ({"_id", "_source"}): the document and its metadata only."""
+    return isinstance(obj, dict) and isinstance(obj.get("_source"), dict) and set(obj) <= _HIT_KEYS
+
+
 def transform_value(p: Pseudonymizer, obj: Any) -> Any:
+    if _is_plain_hit(obj):
+        p.walker.doc_in_place(obj["_source"])  # freshly parsed: ours to change, nothing shared
+        return obj
     if is_task(obj):
         return p.task(obj, learn=False)
     if is_document(obj):
@@ -211,6 +223,33 @@ def transform_file(p: Pseudonymizer, path: Path) -> tuple[bytes, int]:
 # ---------------------------------------------------------------- paths
 
 
+def _refresh_stream_manifests(written: list[Path]) -> None:
+    """A built corpus lists its stream files with their SHA-256 (corpus/build.py): recompute them for
+    the pseudonymized files, so that the pseudonymized corpus reads back like a built one."""
+    for path in written:
+        if path.suffix != ".json":
+            continue
+        try:
+            obj = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        streams = obj.get("streams") if isinstance(obj, dict) else None
+        if not isinstance(streams, dict) or not streams:
+            continue
+        if not all(
+            isinstance(v, dict) and isinstance(v.get("file"), str) and "sha256" in v for v in streams.values()
+        ):
+            continue
+        for info in streams.values():
+            target = path.parent / info["file"]
+            if target.is_file():
+                info["sha256"] = hashlib.sha256(target.read_bytes()).hexdigest()
+        if "corpus_sha256" in obj:
+            listing = "".join(f"{s}:{streams[s]['sha256']}\n" for s in sorted(streams))
+            obj["corpus_sha256"] = hashlib.sha256(listing.encode()).hexdigest()
+        path.write_text(json.dumps(obj, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
 def collect_inputs(paths: list[Path], skip_unsupported: bool = False) -> list[tuple[Path, Path]]:
     """(input file, output path relative to the output directory), in a stable order."""
     out: list[tuple[Path, Path]] = []
@@ -295,6 +334,7 @@ def pseudonymize_paths(
             data, count = transform_file(p, src)
         _write_bytes(out_dir / new_rel, data)
         manifest.files.append(FileReport(output=new_rel.as_posix(), kind=file_kind(src) or "", records=count))
+    _refresh_stream_manifests([out_dir / f.output for f in manifest.files])
     manifest.names_learned = len(p.known.bare)
     manifest.domains_learned = len(p.known.domains)
     _write_bytes(out_dir / MANIFEST_NAME, (json.dumps(manifest.to_json(), indent=2) + "\n").encode("utf-8"))

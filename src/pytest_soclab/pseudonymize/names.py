@@ -348,6 +348,9 @@ class Names:
             return 1
         return 0
 
+    def _kept_domain(self, low: str) -> bool:
+        return any(low == kd or low.endswith("." + kd) for kd in self._keep_domains)
+
     def registrable(self, low: str) -> str | None:
         """The registrable part of a lower-case name (one label above its kept suffix), or None."""
         n = self.suffix_labels(low)
@@ -465,7 +468,32 @@ class Names:
             keep = self.suffix_labels(low)
             cut = len(labels) - keep
             return ".".join([self._label(lab) for lab in labels[:cut]] + labels[cut:])
-        return ".".join([self._bare(lab) for lab in labels])
+        return ".".join(self._embedded_addresses(labels))
+
+    def _embedded_addresses(self, labels: list[str]) -> list[str]:
+        """The labels of a dotted word that is not a domain, with any IPv4 address in it
+        (x.10.0.0.1, 10.0.0.1.log) replaced as an address and the other labels as words."""
+        out: list[str] = []
+        i = 0
+        n = len(labels)
+        while i < n:
+            quad = labels[i : i + 4]
+            # Exactly four numbers, as in the text scan: not part of a longer version (1.2.3.4.5, v1.2.3.4.5).
+            if (
+                self.ip_hook is not None
+                and len(quad) == 4
+                and all(q.isdigit() and len(q) <= 3 for q in quad)
+                and not (i > 0 and labels[i - 1][-1:].isdigit())
+                and not (i + 4 < n and labels[i + 4][:1].isdigit())
+            ):
+                mapped = self.ip_hook(".".join(quad))
+                if mapped is not None:
+                    out += mapped.split(".")
+                    i += 4
+                    continue
+            out.append(self._bare(labels[i]))
+            i += 1
+        return out
 
     def _label(self, label: str) -> str:
         if label.startswith("_") or not label:
@@ -529,6 +557,10 @@ class Names:
             self.known.add_domain(reg)
             if host and reg != low:
                 self.known.add_bare(low.split(".", 1)[0])
+            if not public_suffix(low) and not self._kept_domain(low):
+                # An internal zone (brewline.internal, acme.local): its name is the organisation's,
+                # which prose names too ("Brewline customer records").
+                self.known.add_bare(reg.split(".", 1)[0])
         elif host or self.suffix_labels(low) == 0:
             # No public suffix (srv01.acme): its first label is the host's short name.
             self.known.add_bare(low.split(".", 1)[0])
