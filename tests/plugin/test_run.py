@@ -237,3 +237,37 @@ def test_a_shell_agent_uses_soclab_query_through_the_items_mcp_endpoint(
     (item,) = data["items"]
     assert [c["tool"] for c in item["transcript"]] == ["es_search", "isolate_host", "submit_report"]
     assert item["report"].startswith("web-01 isolated")
+
+
+def test_conftest_hooks_provide_an_agent_and_receive_results(pytester: pytest.Pytester, soclab_cache: Path) -> None:
+    make_project(pytester, soclab_cache, agent="ours", atk=None)
+    pytester.makeconftest(
+        """
+        import json
+
+        def pytest_soclab_make_agent(config, spec):
+            if spec == "ours":
+                from scripted_agents import isolator
+                return isolator
+
+        def pytest_soclab_item_result(item, result):
+            item.config._seen_results = getattr(item.config, "_seen_results", []) + [result.scenario_id]
+
+        def pytest_soclab_scorecard(config, results):
+            print("SCORECARD", json.dumps({"level": results["modes"]["protected"]["level"]["id"],
+                                           "items": [i["scenario_id"] for i in results["items"]],
+                                           "seen": getattr(config, "_seen_results", [])}))
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=1)
+    line = next(x for x in result.outlines if "SCORECARD" in x)
+    card = json.loads(line.split("SCORECARD", 1)[1])
+    assert card["items"] == ["BEN-901"] and card["seen"] == ["BEN-901"] and card["level"].startswith("L")
+
+
+def test_unknown_agent_spec_is_one_clear_error(pytester: pytest.Pytester, soclab_cache: Path) -> None:
+    make_project(pytester, soclab_cache, agent="no_such_module:fn", atk=None)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*--soclab-agent=no_such_module:fn: cannot import module 'no_such_module'*"])
