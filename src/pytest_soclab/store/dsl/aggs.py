@@ -194,8 +194,6 @@ class DocsBuilder:
                 cols.append(f"({compile_query(q, plan.ctx, False).where}) AS {alias}")
             if self.source_cols is not None:
                 cols.append(f"{ident('_id')} AS __id")
-                for k, (path, sql_type) in enumerate(self.source_cols):
-                    cols.append(f"{ident(path) if path in plan.info.fields else 'NULL::' + sql_type} AS __src{k}")
             parts.append(f"SELECT {', '.join(cols)} FROM {plan.rel} WHERE {_filtered(plan, 'TRUE', self.min_score)}")
         return " UNION ALL ".join(parts)
 
@@ -274,11 +272,10 @@ class _Runner:
                     raise parsing_exception("[multi_terms] requires at least two [terms]")
                 self.cols[id(node)] = [self.b.field(tt.get("field"), node.name, t) for tt in terms]
             elif t == "top_hits":
-                from .search import _doc_columns, parse_sort
+                from .search import parse_sort
 
                 self.b.need_score = True
-                if self.b.source_cols is None:
-                    self.b.source_cols = _doc_columns(self.b.plans)
+                self.b.source_cols = []
                 for key in parse_sort(p.get("sort")):
                     if key.kind == "field":
                         self.b.field(key.field, node.name, "top_hits")
@@ -334,7 +331,7 @@ class _Runner:
         from .search import parse_sort
 
         sort = parse_sort(node.params.get("sort"))
-        if self.b.source_cols is not None and len(sort) <= 1:
+        if len(sort) <= 1:
             self._top_hits_by(node, level, out, sort)
         else:
             self._top_hits_window(node, level, out)
@@ -369,10 +366,8 @@ class _Runner:
                     fn, val = "max_by", f"struct_pack(k := coalesce({expr}, {low}), t := -{pos})"
                 else:
                     fn, val = "min_by", f"struct_pack(k := coalesce({expr}, {high}), t := {pos})"
-        src = self.b.source_cols or []
         fields = ", ".join(["__i := __i", "__d := __d", "__s := __s", "__id := __id"]
-                           + ([f"__k := {col.alias}"] if col is not None else [])
-                           + [f"__src{k} := __src{k}" for k in range(len(src))])  # fmt: skip
+                           + ([f"__k := {col.alias}"] if col is not None else []))  # fmt: skip
         keys = ", ".join(level.keys)
         n = max(1, offset + size)
         sql = (
@@ -383,29 +378,30 @@ class _Runner:
         nk = len(level.keys)
         enabled, inc, exc = source_filter(p.get("_source"))
         scored = key is None or key.kind == "score"
-        names = [path for path, _ in src]
-        for row in rows:
-            parent = tuple(row[:nk])
-            total = int(row[nk])
-            picked = (row[nk + 1] or [])[offset : offset + size]
+        picked_all = [(tuple(r[:nk]), int(r[nk]), (r[nk + 1] or [])[offset : offset + size]) for r in rows]
+        docs: dict[tuple[int, int], dict[str, Any]] = {}
+        if enabled and size:
+            from .search import _fetch
+
+            wanted = [(int(rec["__i"]), int(rec["__d"])) for _, _, picked in picked_all for rec in picked]
+            docs = _fetch(self.engine, self.b.plans, wanted)
+        for parent, total, picked in picked_all:
             hits = []
             for rec in picked:
-                plan = self.b.plans[int(rec["__i"])]
-                doc = {name: rec[f"__src{k}"] for k, name in enumerate(names)}
+                i, d = int(rec["__i"]), int(rec["__d"])
+                plan = self.b.plans[i]
                 hit: dict[str, Any] = {"_index": plan.info.concrete, "_id": rec["__id"],
                                        "_score": float(rec["__s"]) if scored and rec["__s"] is not None else None}  # fmt: skip
                 if enabled:
-                    hit["_source"] = build_source(plan.info, doc, inc, exc)
+                    hit["_source"] = build_source(plan.info, docs.get((i, d), {}), inc, exc)
                 if key is not None:
                     if key.kind == "score":
                         hit["sort"] = [float(rec["__s"])]
                     elif key.kind == "doc":
-                        hit["sort"] = [int(rec["__d"])]
+                        hit["sort"] = [d]
                     else:
                         hit["sort"] = [_sort_render(rec.get("__k"), col, key.desc)]
                 hits.append(hit)
-            if size == 0:
-                hits = []
             max_score = max((h["_score"] for h in hits if h["_score"] is not None), default=None)
             out.setdefault(parent, {})[node.name] = {
                 "hits": {"total": {"value": total, "relation": "eq"}, "max_score": max_score, "hits": hits}
