@@ -34,6 +34,7 @@ _OVERLAYS = itertools.count(1)
 
 # query token -> warning ids raised while it ran (filled by the __w UDF, possibly from DuckDB threads)
 _WARNINGS: dict[int, set[int]] = {}
+_VALUES: dict[int, dict[int, str]] = {}  # query token -> warning id -> first failing value
 _WARN_LOCK = threading.Lock()
 
 
@@ -45,6 +46,23 @@ def _udf_warn(token: pa.Array, wid: pa.Array, cond: pa.Array) -> pa.Array:
             bucket = _WARNINGS.get(tok)
             if bucket is not None:
                 bucket.update(v for v in pc.unique(hit).to_pylist() if v is not None)
+    return cond
+
+
+def _udf_warn_value(token: pa.Array, wid: pa.Array, cond: pa.Array, value: pa.Array) -> pa.Array:
+    """Like __w, and keeps the first failing value (warnings quote it)."""
+    if len(cond) and pc.any(cond).as_py():
+        mask = pc.fill_null(cond, False)
+        ids = pc.filter(wid, mask).to_pylist()
+        vals = pc.filter(value, mask).to_pylist()
+        tok = token[0].as_py()
+        with _WARN_LOCK:
+            bucket = _WARNINGS.get(tok)
+            if bucket is not None:
+                for i, v in zip(ids, vals):
+                    if i is not None and i not in bucket:
+                        bucket.add(i)
+                        _VALUES.setdefault(tok, {})[i] = "" if v is None else str(v)
     return cond
 
 
@@ -62,6 +80,10 @@ def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     con.create_function(
         "__w", _udf_warn, ["BIGINT", "INTEGER", "BOOLEAN"], "BOOLEAN", type="arrow", side_effects=True,
         null_handling="special",
+    )  # fmt: skip
+    con.create_function(
+        "__wv", _udf_warn_value, ["BIGINT", "INTEGER", "BOOLEAN", "VARCHAR"], "BOOLEAN", type="arrow",
+        side_effects=True, null_handling="special",
     )  # fmt: skip
     con.create_function("__ip_str", _udf_ip_str, ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")
     # parsed as decimal text: Arrow has no 128-bit integer type; cast to UHUGEINT by the caller
@@ -160,6 +182,10 @@ class Engine:
     def take_warnings(self, token: int) -> set[int]:
         with _WARN_LOCK:
             return _WARNINGS.pop(token, set())
+
+    def take_warning_values(self, token: int) -> dict[int, str]:
+        with _WARN_LOCK:
+            return _VALUES.pop(token, {})
 
     def close(self) -> None:
         try:

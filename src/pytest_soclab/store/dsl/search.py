@@ -394,7 +394,11 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
     where_after = ""
     if search_after is not None:
         where_after = "WHERE " + _after_condition(keys, families, sortable, search_after)
-    top = f"SELECT * FROM {{src}} {where_after} ORDER BY {', '.join(order_exprs)} LIMIT {size} OFFSET {offset}"
+    order_sql = f"ORDER BY {', '.join(order_exprs)} "
+    if len(plans) == 1 and all(o.startswith(("__i ", "__d ")) for o in order_exprs) and not where_after:
+        # one index, nothing but index order: rows come in storage order, so LIMIT stops early
+        order_sql = ""
+    top = f"SELECT * FROM {{src}} {where_after} {order_sql}LIMIT {size} OFFSET {offset}"
     if counted is None:
         rows = engine.query(top.format(src=f"({union})"))
     else:
