@@ -55,6 +55,47 @@ CALENDAR = {
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
+def _int(params: dict[str, Any], key: str, default: int, *, minimum: int | None = None) -> int:
+    """An integer aggregation parameter, or the parsing error Elasticsearch gives."""
+    value = params.get(key, default)
+    if isinstance(value, bool) or value is None:
+        raise parsing_exception(f"[{key}] must be an integer, got [{value}]")
+    try:
+        num = int(value) if not isinstance(value, float) else (int(value) if value.is_integer() else None)
+    except (TypeError, ValueError, OverflowError):
+        num = None
+    if num is None:
+        raise parsing_exception(f"[{key}] must be an integer, got [{value}]")
+    if minimum is not None and num < minimum:
+        raise bad_request(f"[{key}] must be greater than or equal to {minimum}, got [{num}]")
+    if num > 1_000_000_000:
+        raise bad_request(f"[{key}] is too large: [{num}]")
+    return num
+
+
+def _float(params: dict[str, Any], key: str, default: float) -> float:
+    value = params.get(key, default)
+    if isinstance(value, bool) or value is None:
+        raise parsing_exception(f"[{key}] must be a number, got [{value}]")
+    try:
+        num = float(value)
+    except (TypeError, ValueError):
+        raise parsing_exception(f"[{key}] must be a number, got [{value}]") from None
+    if not math.isfinite(num):
+        raise parsing_exception(f"[{key}] must be a finite number, got [{value}]")
+    return num
+
+
+def _num(value: Any, what: str) -> float:
+    try:
+        num = float(value)
+    except (TypeError, ValueError):
+        raise bad_request(f"[{what}] must be a number, got [{value}]") from None
+    if not math.isfinite(num):
+        raise bad_request(f"[{what}] must be a finite number, got [{value}]")
+    return num
+
+
 @dataclass
 class AggNode:
     name: str
@@ -341,7 +382,7 @@ class _Runner:
         from ..render import build_source, source_filter
 
         p = node.params
-        size, offset = int(p.get("size", 3)), int(p.get("from", 0))
+        size, offset = _int(p, "size", 3, minimum=0), _int(p, "from", 0, minimum=0)
         if size < 0 or offset < 0:
             raise bad_request("[from] and [size] of [top_hits] must be non-negative")
         pos = "(__i::DOUBLE * 1e12 + __d::DOUBLE)"
@@ -412,8 +453,8 @@ class _Runner:
         from .search import parse_sort
 
         p = node.params
-        size = int(p.get("size", 3))
-        offset = int(p.get("from", 0))
+        size = _int(p, "size", 3, minimum=0)
+        offset = _int(p, "from", 0, minimum=0)
         sort = parse_sort(p.get("sort"))
         order: list[str] = []
         sort_cols: list[tuple[int, Any, FieldCol | None]] = []
@@ -564,10 +605,10 @@ class _Runner:
             if not level.keys:
                 out.setdefault((), {})[node.name] = _empty(node)
             return
-        size = int(p.get("size", 10)) if not rare else 10_000
+        size = _int(p, "size", 10) if not rare else 10_000
         if size < 0 or (size == 0 and not rare):
             raise bad_request(f"[size] must be greater than 0. Found [{size}] in [{node.name}]")
-        min_doc = int(p.get("min_doc_count", 1))
+        min_doc = _int(p, "min_doc_count", 1, minimum=0)
         key = self._new_key()
         missing = _missing_sql(p.get("missing"), col) if "missing" in p else None
         ksql = self._keyed(level, col, key, lambda x: x, missing=missing)
@@ -581,7 +622,7 @@ class _Runner:
         mcols = "".join(f", {e} AS __m{i}" for i, e in enumerate(metric_exprs))
         having = f"HAVING count(*) >= {min_doc}" if min_doc > 1 else ""
         if rare:
-            max_doc = int(p.get("max_doc_count", 1))
+            max_doc = _int(p, "max_doc_count", 1, minimum=1)
             having = f"HAVING count(*) <= {max_doc}"
         rest, xexprs, slots = self._split_children(node)
         xcols = "".join(f", {e} AS __x{i}" for i, e in enumerate(xexprs))
@@ -688,7 +729,7 @@ class _Runner:
     def _b_multi_terms(self, node: AggNode, level: Level, out: dict[tuple[Any, ...], dict[str, Any]]) -> None:
         cols: list[FieldCol | None] = self.cols[id(node)]
         p = node.params
-        size = int(p.get("size", 10))
+        size = _int(p, "size", 10, minimum=1)
         if any(c is None for c in cols):
             for parent in _parents(out, level, self) | ({()} if not level.keys else set()):
                 out.setdefault(parent, {})[node.name] = {"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": []}
@@ -747,7 +788,7 @@ class _Runner:
         for k in p:
             if k not in allowed:
                 raise parsing_exception(f"[{node.type}] unknown field [{k}]")
-        min_doc = int(p.get("min_doc_count", 0))
+        min_doc = _int(p, "min_doc_count", 0, minimum=0)
         keyed = bool(p.get("keyed", False))
         if col is None:
             for parent in _parents(out, level, self) | ({()} if not level.keys else set()):
@@ -774,9 +815,9 @@ class _Runner:
                 interval = float(interval)
             except (TypeError, ValueError):
                 raise bad_request(f"[interval] must be >0 for histogram aggregation [{node.name}]") from None
-            if not interval > 0:
+            if not interval > 0 or not math.isfinite(interval):
                 raise bad_request(f"[interval] must be >0 for histogram aggregation [{node.name}]")
-            off = float(p.get("offset", 0))
+            off = _float(p, "offset", 0.0)
             conv = (lambda x: f"epoch_ms({x})::DOUBLE") if col.family == "date" else (lambda x: f"{x}::DOUBLE")
             expr_of = lambda x, i=interval, o=off, c=conv: f"(floor(({c(x)} - {o!r}) / {i!r}) * {i!r} + {o!r})"  # noqa: E731
             step = ("fixed", interval)
@@ -847,7 +888,7 @@ class _Runner:
 
     def _bound(self, value: Any, dates: bool, tz: dt.tzinfo | None) -> str:
         if not dates:
-            return literal(float(value))
+            return literal(_num(value, "bounds"))
         return str(self._date_value(value, tz))
 
     def _date_value(self, value: Any, tz: dt.tzinfo | None) -> int:
@@ -865,7 +906,7 @@ class _Runner:
             ms = self._date_value(value, tz)
             rows = self.engine.query(f"SELECT {expr_of(f'epoch_ms({ms})')}")
             return rows[0][0]
-        rows = self.engine.query(f"SELECT {expr_of(literal(float(value)))}")
+        rows = self.engine.query(f"SELECT {expr_of(literal(_num(value, 'extended_bounds')))}")
         return rows[0][0]
 
     def _b_range(self, node: AggNode, level: Level, out: dict[tuple[Any, ...], dict[str, Any]], kind: str = "range") -> None:
@@ -948,10 +989,7 @@ class _Runner:
             if num is None:
                 raise bad_request(f"'{value}' is not an IP string literal.")
             return num
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise bad_request(f"[from]/[to] must be numbers, got [{value}]") from None
+        return _num(value, "from/to")
 
     def _b_filter(self, node: AggNode, level: Level, out: dict[tuple[Any, ...], dict[str, Any]]) -> None:
         alias = self.cols[id(node)]
@@ -1021,7 +1059,7 @@ class _Runner:
             raise EsError(400, "illegal_argument_exception",
                           f"[composite] aggregation cannot be used with a parent aggregation of type: [{'terms'}]")  # fmt: skip
         p = node.params
-        size = int(p.get("size", 10))
+        size = _int(p, "size", 10, minimum=1)
         sources = self.cols[id(node)]
         sql = level.sql
         keys, fams, renders = [], [], []
@@ -1043,7 +1081,7 @@ class _Runner:
                 expr_of, _ = _date_bucket(sparams, tz)
                 fam = "long"
             else:
-                iv = float(sparams.get("interval", 0))
+                iv = _num(sparams.get("interval", 0), "interval")
                 if not iv > 0:
                     raise bad_request("[interval] must be >0 for histogram aggregation")
                 expr_of = lambda x, i=iv: f"(floor({x}::DOUBLE / {i!r}) * {i!r})"  # noqa: E731
@@ -1251,7 +1289,7 @@ def _metric_result(node: AggNode, col: FieldCol | None, vals: Any) -> dict[str, 
             sd = math.sqrt(var_pop) if var_pop is not None else None
             sds = math.sqrt(var_samp) if var_samp is not None else None
             avg = res["avg"]
-            sigma = float(node.params.get("sigma", 2.0))
+            sigma = _float(node.params, "sigma", 2.0)
             res.update({
                 "sum_of_squares": _num(vals[5]), "variance": var_pop, "variance_population": var_pop,
                 "variance_sampling": var_samp, "std_deviation": sd, "std_deviation_population": sd,

@@ -459,6 +459,7 @@ class Translator:
         node = getattr(cmd, "expr")
         src = sv(self.ctx, te, node).sql
         groups = [f"g{i}" for i in range(len(names))]
+        m = f"__m{self.ctx.alias()}"  # one struct column per extracting command
         struct = f"regexp_extract({src}, {string(regex)}, [{', '.join(string(g) for g in groups)}])"
         matched = f"regexp_matches({src}, {string(regex)})"
         cols = list(rel.cols)
@@ -469,9 +470,9 @@ class Translator:
         parts = []
         for name in out_names:
             gs = [g for g, n in zip(groups, names) if n == name]
-            pieces = [f"__m.{g}" for g in gs]
+            pieces = [f"{m}.{g}" for g in gs]
             if len(pieces) == 1:
-                value = f"__m.{gs[0]}"
+                value = f"{m}.{gs[0]}"
             else:
                 value = f" || {string(sep)} || ".join(pieces)
             t = types.get(name, "keyword")
@@ -489,7 +490,7 @@ class Translator:
             parts.append(f"{value} AS {alias}")
         if not parts:
             return rel
-        sql = f"SELECT *, {', '.join(parts)} FROM (SELECT *, {struct} AS __m FROM ({rel.sql}) AS __d0) AS __d1"
+        sql = f"SELECT *, {', '.join(parts)} FROM (SELECT *, {struct} AS {m} FROM ({rel.sql}) AS __d0) AS __d1"
         return Rel(sql, cols, rel.order, None)
 
     # ------------------------------------------------------------------ expressions
