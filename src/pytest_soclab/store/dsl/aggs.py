@@ -86,7 +86,7 @@ def _float(params: dict[str, Any], key: str, default: float) -> float:
     return num
 
 
-def _num(value: Any, what: str) -> float:
+def _number_param(value: Any, what: str) -> float:
     try:
         num = float(value)
     except (TypeError, ValueError):
@@ -888,7 +888,7 @@ class _Runner:
 
     def _bound(self, value: Any, dates: bool, tz: dt.tzinfo | None) -> str:
         if not dates:
-            return literal(_num(value, "bounds"))
+            return literal(_number_param(value, "bounds"))
         return str(self._date_value(value, tz))
 
     def _date_value(self, value: Any, tz: dt.tzinfo | None) -> int:
@@ -906,7 +906,7 @@ class _Runner:
             ms = self._date_value(value, tz)
             rows = self.engine.query(f"SELECT {expr_of(f'epoch_ms({ms})')}")
             return rows[0][0]
-        rows = self.engine.query(f"SELECT {expr_of(literal(_num(value, 'extended_bounds')))}")
+        rows = self.engine.query(f"SELECT {expr_of(literal(_number_param(value, 'extended_bounds')))}")
         return rows[0][0]
 
     def _b_range(self, node: AggNode, level: Level, out: dict[tuple[Any, ...], dict[str, Any]], kind: str = "range") -> None:
@@ -989,7 +989,7 @@ class _Runner:
             if num is None:
                 raise bad_request(f"'{value}' is not an IP string literal.")
             return num
-        return _num(value, "from/to")
+        return _number_param(value, "from/to")
 
     def _b_filter(self, node: AggNode, level: Level, out: dict[tuple[Any, ...], dict[str, Any]]) -> None:
         alias = self.cols[id(node)]
@@ -1081,7 +1081,7 @@ class _Runner:
                 expr_of, _ = _date_bucket(sparams, tz)
                 fam = "long"
             else:
-                iv = _num(sparams.get("interval", 0), "interval")
+                iv = _number_param(sparams.get("interval", 0), "interval")
                 if not iv > 0:
                     raise bad_request("[interval] must be >0 for histogram aggregation")
                 expr_of = lambda x, i=iv: f"(floor({x}::DOUBLE / {i!r}) * {i!r})"  # noqa: E731
