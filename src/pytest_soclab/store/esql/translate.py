@@ -665,6 +665,11 @@ class Translator:
     def _compare(self, node: A.BinOp, left: TE, right: TE) -> TE:
         op = node.op
         left, right = self._implicit_cast(left, right, node.left), self._implicit_cast(right, left, node.right)
+        if op == "=~":
+            for side, te in (("first", left), ("second", right)):
+                if te.type not in ("keyword", "text", "null"):
+                    which = node.left if side == "first" else node.right
+                    return self.ctx.problem(node.pos, f"{side} argument of [{node.text}] must be [string], found value [{which.text}] type [{te.type}]")
         if left.type != "null" and right.type != "null":
             lt, rt = left.type, right.type
             ok = (
