@@ -8,7 +8,6 @@ as a verification_exception, as Elasticsearch does.
 from __future__ import annotations
 
 import fnmatch
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +21,7 @@ from ..sqlutil import glob_sql, ident, literal, string
 from . import ast as A
 from .expr import TE, Col, Ctx, as_list, lit, ordinal, sv, unknown_column
 from .functions import (
-    AGGREGATES, CONVERSIONS, SCALARS, SPECIAL, UNSUPPORTED_FUNCTIONS, expect, parse_datetime, trunc_sql,
+    AGGREGATES, CONVERSIONS, SCALARS, UNSUPPORTED_FUNCTIONS, expect,
 )  # fmt: skip
 from .types import CAST_NAMES, SQL, is_numeric, numeric_common, span_sql
 
@@ -899,5 +898,3 @@ def _walk(node: A.Node) -> list[A.Node]:
 def _as_call(expr: A.Node, name: str) -> A.Call:
     return A.Call(expr.pos, f"{name} {expr.text}", name, [expr])
 
-
-_ = math
