@@ -237,6 +237,13 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t0, out
 
 
+def timed_cpu(fn: Callable[[], Any]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process, DuckDB's threads included)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
 def probe(path: str, suspect_ip: str, repeat: int) -> dict[str, Any]:
     """Run in a fresh process: open the store, run the mix, report latencies and RSS."""
     from pytest_soclab.store.embedded import EmbeddedBackend
@@ -250,10 +257,12 @@ def probe(path: str, suspect_ip: str, repeat: int) -> dict[str, Any]:
     results = []
     for q in mix(suspect_ip):
         q["run"](backend)  # warm-up
-        runs = [timed(lambda q=q: q["run"](backend))[0] for _ in range(repeat)]
-        results.append({"name": q["name"], "lang": q["lang"], "runs": runs})
+        both = [timed_cpu(lambda q=q: q["run"](backend)) for _ in range(repeat)]
+        results.append({"name": q["name"], "lang": q["lang"], "runs": [w for w, _ in both], "cpu": [c for _, c in both]})
     cur, peak = rss_mb()
-    return {"first_open_s": t_open, "open_overlay_ms_median": statistics.median(opens) * 1000,
+    with open("/proc/loadavg") as fh:
+        load = fh.read().split()[0]
+    return {"first_open_s": t_open, "loadavg": load, "open_overlay_ms_median": statistics.median(opens) * 1000,
             "queries": results, "rss_mb": cur, "peak_rss_mb": peak}  # fmt: skip
 
 
@@ -295,9 +304,13 @@ def run_size(n: int, repeat: int, scan_repeat: int, workdir: Path) -> dict[str, 
         "serve_peak_rss_mb": round(probed["peak_rss_mb"]),
         "mix_median_ms": round(statistics.median(all_runs) * 1000, 2),
         "mix_p95_ms": round(pct(all_runs, 95) * 1000, 2),
+        "mix_median_cpu_ms": round(statistics.median([c for r in probed["queries"] for c in r["cpu"]]) * 1000, 2),
+        "mix_p95_cpu_ms": round(pct([c for r in probed["queries"] for c in r["cpu"]], 95) * 1000, 2),
+        "loadavg_during_mix": probed["loadavg"],
         "geomean_speedup": round(math.exp(sum(math.log(s) for s in speedups) / len(speedups)), 1),
         "queries": [
-            {"name": r["name"], "store_ms": round(m * 1000, 2), "scan_ms": round(s * 1000, 1), "speedup": round(s / m, 1)}
+            {"name": r["name"], "store_ms": round(m * 1000, 2), "cpu_ms": round(statistics.median(r["cpu"]) * 1000, 2),
+             "scan_ms": round(s * 1000, 1), "speedup": round(s / m, 1)}
             for r, m, s in zip(probed["queries"], store_medians, scans)
         ],
         "info": {k: v["docs"] for k, v in info["indices"].items()},
@@ -325,9 +338,9 @@ def main() -> None:
             for k, v in res.items():
                 if k not in ("queries", "info"):
                     print(f"  {k:24s} {v}")
-            print(f"  {'query':46s} {'store ms':>9s} {'scan ms':>9s} {'x':>7s}")
+            print(f"  {'query':46s} {'store ms':>9s} {'cpu ms':>8s} {'scan ms':>9s} {'x':>7s}")
             for q in res["queries"]:
-                print(f"  {q['name']:46s} {q['store_ms']:9.2f} {q['scan_ms']:9.1f} {q['speedup']:7.1f}")
+                print(f"  {q['name']:46s} {q['store_ms']:9.2f} {q['cpu_ms']:8.2f} {q['scan_ms']:9.1f} {q['speedup']:7.1f}")
             sys.stdout.flush()
     if len(results) >= 2:
         a, b = results[0], results[-1]

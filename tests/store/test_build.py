@@ -148,3 +148,26 @@ def test_open_sources_ndjson_with_mapping(tmp_path: Path) -> None:
     assert [h["_id"] for h in res["hits"]["hits"]][0] == "b"
     assert b.get_mappings("things")["things"]["mappings"]["properties"]["msg"] == {"type": "keyword"}
     assert b.esql_query("FROM things | STATS s = SUM(n)")["values"] == [[21]]
+
+
+def _reader(path: str) -> list[list[int]]:
+    from pytest_soclab.store.embedded import EmbeddedBackend as EB
+
+    with EB.open(Path(path)) as b:
+        return b.esql_query(f"FROM {PROC} | STATS c = COUNT(*)")["values"]
+
+
+def test_concurrent_readers_and_atomic_rebuild(tmp_path: Path) -> None:
+    """Several processes read one store at once (xdist); a rebuild replaces it atomically."""
+    import multiprocessing as mp
+
+    path = tmp_path / "shared.duckdb"
+    build_database(DOCS, path)
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(2) as pool:
+        assert pool.map(_reader, [str(path)] * 4) == [[[8]]] * 4
+    with EmbeddedBackend.open(path) as old:
+        build_database(DOCS[:3], path)  # rebuilt under a temporary name, renamed into place
+        assert old.esql_query(f"FROM {PROC} | STATS c = COUNT(*)")["values"] == [[8]]
+    with EmbeddedBackend.open(path) as new:
+        assert new.esql_query(f"FROM {PROC} | STATS c = COUNT(*)")["values"] == [[3]]

@@ -213,3 +213,15 @@ def test_backtick_identifiers_and_default_names(backend: EmbeddedBackend) -> Non
     res = run(backend, f"FROM {PROC} | STATS COUNT(*), MAX(process.pid) | EVAL `my col` = `COUNT(*)` + 1 | KEEP `my col`, `MAX(process.pid)`")
     assert res["columns"] == [{"name": "my col", "type": "long"}, {"name": "MAX(process.pid)", "type": "long"}]
     assert res["values"] == [[9, 301]]
+
+
+def test_conversion_warning_names_the_value(backend: EmbeddedBackend) -> None:
+    res = run(backend, 'ROW a = "x1" | EVAL b = TO_LONG(a), c = TO_IP("nope")')
+    assert res["values"] == [["x1", None, None]]
+    assert "Line 1:25: org.elasticsearch.xpack.esql.core.InvalidArgumentException: Cannot parse number [x1]" in res["warnings"]
+    assert "Line 1:41: java.lang.IllegalArgumentException: 'nope' is not an IP string literal." in res["warnings"]
+
+
+def test_where_without_limit_and_sort_then_where_keep_order(backend: EmbeddedBackend) -> None:
+    q = f"FROM {PROC} | SORT process.pid DESC | WHERE user.name != \"root\" | EVAL x = process.pid | KEEP x | LIMIT 3"
+    assert values(backend, q) == [[301], [300], [103]]

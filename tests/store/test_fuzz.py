@@ -173,12 +173,18 @@ def test_three_valued_where_partitions_rows(fb: EmbeddedBackend, e: str) -> None
     """WHERE c, WHERE NOT c and WHERE c IS NULL split the rows exactly (when c type-checks)."""
     base = f"FROM {PROC} | EVAL __c = {e}"
     parts = []
+    warned = False
     for cond in ("__c", "NOT __c", "__c IS NULL"):
         res = _esql_ok(fb, f"{base} | WHERE {cond} | STATS n = COUNT(*)")
         if res is None:
             return
         parts.append(res["values"][0][0])
-    assert sum(parts) == 8
+        warned = warned or bool(res.get("warnings"))
+    # a multi-valued condition is null (with a warning) for WHERE c and NOT c, and not null
+    if warned:
+        assert sum(parts) <= 8
+    else:
+        assert sum(parts) == 8
 
 
 # ---------------------------------------------------------------------------- Query DSL

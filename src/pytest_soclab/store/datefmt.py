@@ -4,6 +4,7 @@ converted to strftime/strptime patterns, plus Elasticsearch's built-in named for
 from __future__ import annotations
 
 import datetime as dt
+import math
 from functools import lru_cache
 
 from .layout import datetime_to_ms, parse_date_ms
@@ -190,9 +191,12 @@ def parse_with(text: str, formats: str | None, tz: dt.tzinfo | None = None) -> i
 
 def _parse_number(text: str, scale: int) -> int | None:
     try:
-        return int(float(text) * scale)
+        value = float(text) * scale
     except (TypeError, ValueError):
         return None
+    if not math.isfinite(value) or abs(value) > 253402300799999:
+        return None
+    return int(value)
 
 
 def _parse_iso(text: str, tz: dt.tzinfo | None) -> int | None:

@@ -23,17 +23,20 @@ from .build import TableBuilder, stage_sql
 from .catalog import CATALOG_TABLE, Catalog, Column, IndexInfo, is_data_stream_name
 from .layout import DOC_COL, ID_COL, int_to_ip, ip_to_int
 from .mappings import MappingSet
-from .sqlutil import ident
+from .sqlutil import ident, literal
 
 # ---------------------------------------------------------------------------- per-process base cache
 
 _BASE_LOCK = threading.Lock()
-_BASE: dict[tuple[str, int, int], tuple[duckdb.DuckDBPyConnection, Catalog]] = {}
+# (path, mtime, size) -> (connection, catalog, SQL prefix of the attached database)
+_BASE: dict[tuple[str, int, int], tuple[duckdb.DuckDBPyConnection, Catalog, str]] = {}
+_ATTACHED = itertools.count(1)
 _TOKENS = itertools.count(1)
 _OVERLAYS = itertools.count(1)
 
 # query token -> warning ids raised while it ran (filled by the __w UDF, possibly from DuckDB threads)
 _WARNINGS: dict[int, set[int]] = {}
+_VALUES: dict[int, dict[int, str]] = {}  # query token -> warning id -> first failing value
 _WARN_LOCK = threading.Lock()
 
 
@@ -45,6 +48,23 @@ def _udf_warn(token: pa.Array, wid: pa.Array, cond: pa.Array) -> pa.Array:
             bucket = _WARNINGS.get(tok)
             if bucket is not None:
                 bucket.update(v for v in pc.unique(hit).to_pylist() if v is not None)
+    return cond
+
+
+def _udf_warn_value(token: pa.Array, wid: pa.Array, cond: pa.Array, value: pa.Array) -> pa.Array:
+    """Like __w, and keeps the first failing value (warnings quote it)."""
+    if len(cond) and pc.any(cond).as_py():
+        mask = pc.fill_null(cond, False)
+        ids = pc.filter(wid, mask).to_pylist()
+        vals = pc.filter(value, mask).to_pylist()
+        tok = token[0].as_py()
+        with _WARN_LOCK:
+            bucket = _WARNINGS.get(tok)
+            if bucket is not None:
+                for i, v in zip(ids, vals):
+                    if i is not None and i not in bucket:
+                        bucket.add(i)
+                        _VALUES.setdefault(tok, {})[i] = "" if v is None else str(v)
     return cond
 
 
@@ -63,6 +83,10 @@ def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
         "__w", _udf_warn, ["BIGINT", "INTEGER", "BOOLEAN"], "BOOLEAN", type="arrow", side_effects=True,
         null_handling="special",
     )  # fmt: skip
+    con.create_function(
+        "__wv", _udf_warn_value, ["BIGINT", "INTEGER", "BOOLEAN", "VARCHAR"], "BOOLEAN", type="arrow",
+        side_effects=True, null_handling="special",
+    )  # fmt: skip
     con.create_function("__ip_str", _udf_ip_str, ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")
     # parsed as decimal text: Arrow has no 128-bit integer type; cast to UHUGEINT by the caller
     con.create_function(
@@ -70,34 +94,45 @@ def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def _base(path: Path) -> tuple[duckdb.DuckDBPyConnection, Catalog]:
+def _base(path: Path) -> tuple[duckdb.DuckDBPyConnection, Catalog, str]:
+    """The process-wide read-only connection to a store file (cached while the file is unchanged).
+
+    The file is ATTACHed to a fresh in-memory database: DuckDB caches database instances by
+    path, so a plain connect after an atomic rebuild could hand back the replaced file."""
     try:
         st = path.stat()
     except OSError as exc:
         raise SoclabError(f"store file {path}: {exc.strerror or exc}") from None
-    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    resolved = str(path.resolve())
+    key = (resolved, st.st_mtime_ns, st.st_size)
     with _BASE_LOCK:
         hit = _BASE.get(key)
         if hit is not None:
             return hit
+        for old in [k for k in _BASE if k[0] == resolved]:
+            del _BASE[old]  # a rebuilt file: forget the old one (open backends keep their cursor)
+        alias = f"store{next(_ATTACHED)}"
+        con = duckdb.connect(":memory:")
         try:
-            con = duckdb.connect(str(path), read_only=True)
-            rows = con.execute(f"SELECT json FROM {ident(CATALOG_TABLE)}").fetchall()
+            con.execute("SET TimeZone = 'UTC'")
+            con.execute(f"ATTACH {literal(resolved)} AS {ident(alias)} (READ_ONLY)")
+            rows = con.execute(f"SELECT json FROM {ident(alias)}.main.{ident(CATALOG_TABLE)}").fetchall()
             row = rows[0]
-        except duckdb.Error as exc:
+        except (duckdb.Error, IndexError) as exc:
+            con.close()
             raise SoclabError(f"store file {path} is not a soclab store: {exc}") from None
         catalog = Catalog.from_json(json.loads(row[0]))
-        con.execute("SET TimeZone = 'UTC'")
         register_udfs(con)
-        _BASE[key] = (con, catalog)
-        return con, catalog
+        entry = (con, catalog, f"{ident(alias)}.main.")
+        _BASE[key] = entry
+        return entry
 
 
-def _memory_base() -> tuple[duckdb.DuckDBPyConnection, Catalog]:
+def _memory_base() -> tuple[duckdb.DuckDBPyConnection, Catalog, str]:
     con = duckdb.connect(":memory:")
     con.execute("SET TimeZone = 'UTC'")
     register_udfs(con)
-    return con, Catalog()
+    return con, Catalog(), ""
 
 
 # ---------------------------------------------------------------------------- the engine
@@ -119,10 +154,10 @@ class Engine:
         *,
         now: dt.datetime | None = None,
     ) -> Engine:
-        base_con, base_catalog = _base(Path(path)) if path is not None else _memory_base()
+        base_con, base_catalog, prefix = _base(Path(path)) if path is not None else _memory_base()
         con = base_con.cursor()
         catalog = Catalog(indices=dict(base_catalog.indices), info=dict(base_catalog.info))
-        relations = {name: ident(info.table) for name, info in catalog.indices.items()}
+        relations = {name: prefix + ident(info.table) for name, info in catalog.indices.items()}
         if overlay is not None:
             _apply_overlay(con, catalog, relations, list(overlay))
         return cls(con=con, catalog=catalog, relations=relations, now_fixed=now)
@@ -160,6 +195,10 @@ class Engine:
     def take_warnings(self, token: int) -> set[int]:
         with _WARN_LOCK:
             return _WARNINGS.pop(token, set())
+
+    def take_warning_values(self, token: int) -> dict[int, str]:
+        with _WARN_LOCK:
+            return _VALUES.pop(token, {})
 
     def close(self) -> None:
         try:
@@ -200,7 +239,7 @@ def _apply_overlay(
         offset = base.count if base else 0
         parts = [stage_sql(view, chunk, merged, doc_offset=offset)]
         if base is not None:
-            parts.insert(0, _base_select(base, merged))
+            parts.insert(0, _base_select(base, merged, relations[stream]))
         relations[stream] = "(" + " UNION ALL BY NAME ".join(parts) + ")"
         if base is not None:
             info = IndexInfo(
@@ -223,7 +262,7 @@ def _apply_overlay(
         catalog.indices[stream] = info
 
 
-def _base_select(base: IndexInfo, merged: dict[str, Column]) -> str:
+def _base_select(base: IndexInfo, merged: dict[str, Column], relation: str) -> str:
     parts = [ident(ID_COL), ident(DOC_COL)]
     for path, col in merged.items():
         have = base.fields.get(path)
@@ -233,7 +272,7 @@ def _base_select(base: IndexInfo, merged: dict[str, Column]) -> str:
             parts.append(f"CASE WHEN {ident(path)} IS NULL THEN NULL ELSE [{ident(path)}] END AS {ident(path)}")
         else:
             parts.append(ident(path))
-    return f"SELECT {', '.join(parts)} FROM {ident(base.table)}"
+    return f"SELECT {', '.join(parts)} FROM {relation}"
 
 
 def build_into(

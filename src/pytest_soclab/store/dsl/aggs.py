@@ -16,9 +16,43 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..datefmt import DateFormatError, format_ms, parse_timezone
-from ..layout import DOC_COL, int_to_ip, ip_to_int
-from ..mappings import DATE_TYPES, FLOAT_TYPES, INTEGER_TYPES, TEXT_TYPES
+from ..layout import DOC_COL, ip_to_int
+from ..mappings import TEXT_TYPES
 from ..sqlutil import ident, literal, string
+from .aggs_parse import (  # noqa: F401 - parse_aggs is re-exported
+    AggNode,
+    BUCKET_TYPES,
+    METRIC_TYPES,
+    _float,
+    _int,
+    _number_param,
+    parse_aggs,
+)
+from .aggs_values import (
+    FieldCol,
+    _FAMILY_SQL,
+    _SENTINEL,
+    _after_key_literal,
+    _bound_sql,
+    _composite_value,
+    _date_bucket,
+    _empty,
+    _family,
+    _fill,
+    _include_exclude,
+    _key_literal,
+    _metric_exprs,
+    _metric_result,
+    _missing_sql,
+    _num,
+    _order_buckets,
+    _order_metric,
+    _parents,
+    _range_bucket,
+    _render_key,
+    _sort_render,
+    _sub_results,
+)
 from .errors import EsError, bad_request, parsing_exception, shard_failure, unsupported
 from .query import compile_query
 
@@ -26,102 +60,7 @@ if TYPE_CHECKING:
     from ..engine import Engine
     from .search import Plan
 
-BUCKET_TYPES = {
-    "terms", "date_histogram", "histogram", "range", "date_range", "ip_range", "filter", "filters",
-    "missing", "composite", "multi_terms", "rare_terms", "global",
-}  # fmt: skip
-METRIC_TYPES = {
-    "min", "max", "avg", "sum", "value_count", "cardinality", "stats", "extended_stats", "percentiles",
-    "median_absolute_deviation", "top_hits",
-}  # fmt: skip
-PIPELINE_TYPES = {
-    "avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket", "extended_stats_bucket",
-    "percentiles_bucket", "bucket_script", "bucket_selector", "bucket_sort", "cumulative_sum", "derivative",
-    "moving_fn", "serial_diff", "cumulative_cardinality", "normalize", "inference",
-}  # fmt: skip
-UNSUPPORTED_AGGS = {
-    "significant_terms", "significant_text", "auto_date_histogram", "variable_width_histogram", "sampler",
-    "diversified_sampler", "adjacency_matrix", "geo_distance", "geohash_grid", "geotile_grid", "geo_bounds",
-    "geo_centroid", "geo_line", "nested", "reverse_nested", "children", "parent", "scripted_metric",
-    "weighted_avg", "percentile_ranks", "boxplot", "t_test", "top_metrics", "matrix_stats", "string_stats",
-    "rate", "random_sampler", "categorize_text", "frequent_item_sets", "time_series", "ip_prefix",
-}  # fmt: skip
-
-CALENDAR = {
-    "minute": "minute", "1m": "minute", "hour": "hour", "1h": "hour", "day": "day", "1d": "day",
-    "week": "week", "1w": "week", "month": "month", "1M": "month", "quarter": "quarter", "1q": "quarter",
-    "year": "year", "1y": "year",
-}  # fmt: skip
-_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-
-
-@dataclass
-class AggNode:
-    name: str
-    type: str
-    params: dict[str, Any]
-    children: list[AggNode] = field(default_factory=list)
-    meta: Any = None
-
-
-def parse_aggs(spec: Any, path: str = "") -> list[AggNode]:
-    if not isinstance(spec, dict):
-        raise parsing_exception(f"Expected [START_OBJECT] under [aggregations], but got a {type(spec).__name__}")
-    nodes = []
-    for name, body in spec.items():
-        if not re.match(r"^[^\[\]>]+$", name):
-            raise parsing_exception(f"Invalid aggregation name [{name}]. Aggregation names can contain any character except '[', ']', and '>'")
-        if not isinstance(body, dict):
-            raise parsing_exception(f"Expected [START_OBJECT] under [{name}], but got a [{type(body).__name__}] in [{name}]")
-        kinds = [k for k in body if k not in ("aggs", "aggregations", "meta")]
-        if not kinds:
-            raise parsing_exception(f"Missing definition for aggregation [{name}]")
-        if len(kinds) > 1:
-            raise parsing_exception(f"Found two aggregation type definitions in [{name}]: [{kinds[0]}] and [{kinds[1]}]")
-        kind = kinds[0]
-        if kind in UNSUPPORTED_AGGS or kind in PIPELINE_TYPES:
-            raise unsupported(f"[{kind}] aggregation")
-        if kind not in BUCKET_TYPES and kind not in METRIC_TYPES:
-            raise parsing_exception(f"Unknown aggregation type [{kind}] did you mean [terms]?")
-        params = body[kind]
-        if not isinstance(params, dict):
-            raise parsing_exception(f"Expected [START_OBJECT] under [{kind}], but got a [{type(params).__name__}] in [{name}]")
-        sub = body.get("aggs", body.get("aggregations"))
-        children = parse_aggs(sub, f"{path}{name}>") if sub is not None else []
-        if children and kind in METRIC_TYPES:
-            raise EsError(400, "aggregation_initialization_exception",
-                          f"Aggregator [{name}] of type [{kind}] cannot accept sub-aggregations")  # fmt: skip
-        nodes.append(AggNode(name, kind, params, children, body.get("meta")))
-    return nodes
-
-
 # ---------------------------------------------------------------------------- the docs relation
-
-
-@dataclass
-class FieldCol:
-    alias: str
-    name: str
-    type: str  # es type (common across indices)
-    family: str  # str | long | double | date | ip | bool
-    multi: bool
-
-
-def _family(es_type: str) -> str:
-    if es_type in INTEGER_TYPES:
-        return "long"
-    if es_type in FLOAT_TYPES:
-        return "double"
-    if es_type in DATE_TYPES:
-        return "date"
-    if es_type == "ip":
-        return "ip"
-    if es_type == "boolean":
-        return "bool"
-    return "str"
-
-
-_FAMILY_SQL = {"str": "VARCHAR", "long": "BIGINT", "double": "DOUBLE", "date": "TIMESTAMP", "ip": "UHUGEINT", "bool": "BOOLEAN"}
 
 
 class DocsBuilder:
@@ -194,8 +133,6 @@ class DocsBuilder:
                 cols.append(f"({compile_query(q, plan.ctx, False).where}) AS {alias}")
             if self.source_cols is not None:
                 cols.append(f"{ident('_id')} AS __id")
-                for k, (path, sql_type) in enumerate(self.source_cols):
-                    cols.append(f"{ident(path) if path in plan.info.fields else 'NULL::' + sql_type} AS __src{k}")
             parts.append(f"SELECT {', '.join(cols)} FROM {plan.rel} WHERE {_filtered(plan, 'TRUE', self.min_score)}")
         return " UNION ALL ".join(parts)
 
@@ -274,11 +211,10 @@ class _Runner:
                     raise parsing_exception("[multi_terms] requires at least two [terms]")
                 self.cols[id(node)] = [self.b.field(tt.get("field"), node.name, t) for tt in terms]
             elif t == "top_hits":
-                from .search import _doc_columns, parse_sort
+                from .search import parse_sort
 
                 self.b.need_score = True
-                if self.b.source_cols is None:
-                    self.b.source_cols = _doc_columns(self.b.plans)
+                self.b.source_cols = []
                 for key in parse_sort(p.get("sort")):
                     if key.kind == "field":
                         self.b.field(key.field, node.name, "top_hits")
@@ -334,7 +270,7 @@ class _Runner:
         from .search import parse_sort
 
         sort = parse_sort(node.params.get("sort"))
-        if self.b.source_cols is not None and len(sort) <= 1:
+        if len(sort) <= 1:
             self._top_hits_by(node, level, out, sort)
         else:
             self._top_hits_window(node, level, out)
@@ -344,7 +280,7 @@ class _Runner:
         from ..render import build_source, source_filter
 
         p = node.params
-        size, offset = int(p.get("size", 3)), int(p.get("from", 0))
+        size, offset = _int(p, "size", 3, minimum=0), _int(p, "from", 0, minimum=0)
         if size < 0 or offset < 0:
             raise bad_request("[from] and [size] of [top_hits] must be non-negative")
         pos = "(__i::DOUBLE * 1e12 + __d::DOUBLE)"
@@ -369,10 +305,8 @@ class _Runner:
                     fn, val = "max_by", f"struct_pack(k := coalesce({expr}, {low}), t := -{pos})"
                 else:
                     fn, val = "min_by", f"struct_pack(k := coalesce({expr}, {high}), t := {pos})"
-        src = self.b.source_cols or []
         fields = ", ".join(["__i := __i", "__d := __d", "__s := __s", "__id := __id"]
-                           + ([f"__k := {col.alias}"] if col is not None else [])
-                           + [f"__src{k} := __src{k}" for k in range(len(src))])  # fmt: skip
+                           + ([f"__k := {col.alias}"] if col is not None else []))  # fmt: skip
         keys = ", ".join(level.keys)
         n = max(1, offset + size)
         sql = (
@@ -383,29 +317,30 @@ class _Runner:
         nk = len(level.keys)
         enabled, inc, exc = source_filter(p.get("_source"))
         scored = key is None or key.kind == "score"
-        names = [path for path, _ in src]
-        for row in rows:
-            parent = tuple(row[:nk])
-            total = int(row[nk])
-            picked = (row[nk + 1] or [])[offset : offset + size]
+        picked_all = [(tuple(r[:nk]), int(r[nk]), (r[nk + 1] or [])[offset : offset + size]) for r in rows]
+        docs: dict[tuple[int, int], dict[str, Any]] = {}
+        if enabled and size:
+            from .search import _fetch
+
+            wanted = [(int(rec["__i"]), int(rec["__d"])) for _, _, picked in picked_all for rec in picked]
+            docs = _fetch(self.engine, self.b.plans, wanted)
+        for parent, total, picked in picked_all:
             hits = []
             for rec in picked:
-                plan = self.b.plans[int(rec["__i"])]
-                doc = {name: rec[f"__src{k}"] for k, name in enumerate(names)}
+                i, d = int(rec["__i"]), int(rec["__d"])
+                plan = self.b.plans[i]
                 hit: dict[str, Any] = {"_index": plan.info.concrete, "_id": rec["__id"],
                                        "_score": float(rec["__s"]) if scored and rec["__s"] is not None else None}  # fmt: skip
                 if enabled:
-                    hit["_source"] = build_source(plan.info, doc, inc, exc)
+                    hit["_source"] = build_source(plan.info, docs.get((i, d), {}), inc, exc)
                 if key is not None:
                     if key.kind == "score":
                         hit["sort"] = [float(rec["__s"])]
                     elif key.kind == "doc":
-                        hit["sort"] = [int(rec["__d"])]
+                        hit["sort"] = [d]
                     else:
                         hit["sort"] = [_sort_render(rec.get("__k"), col, key.desc)]
                 hits.append(hit)
-            if size == 0:
-                hits = []
             max_score = max((h["_score"] for h in hits if h["_score"] is not None), default=None)
             out.setdefault(parent, {})[node.name] = {
                 "hits": {"total": {"value": total, "relation": "eq"}, "max_score": max_score, "hits": hits}
@@ -416,8 +351,8 @@ class _Runner:
         from .search import parse_sort
 
         p = node.params
-        size = int(p.get("size", 3))
-        offset = int(p.get("from", 0))
+        size = _int(p, "size", 3, minimum=0)
+        offset = _int(p, "from", 0, minimum=0)
         sort = parse_sort(p.get("sort"))
         order: list[str] = []
         sort_cols: list[tuple[int, Any, FieldCol | None]] = []
@@ -568,10 +503,10 @@ class _Runner:
             if not level.keys:
                 out.setdefault((), {})[node.name] = _empty(node)
             return
-        size = int(p.get("size", 10)) if not rare else 10_000
+        size = _int(p, "size", 10) if not rare else 10_000
         if size < 0 or (size == 0 and not rare):
             raise bad_request(f"[size] must be greater than 0. Found [{size}] in [{node.name}]")
-        min_doc = int(p.get("min_doc_count", 1))
+        min_doc = _int(p, "min_doc_count", 1, minimum=0)
         key = self._new_key()
         missing = _missing_sql(p.get("missing"), col) if "missing" in p else None
         ksql = self._keyed(level, col, key, lambda x: x, missing=missing)
@@ -585,7 +520,7 @@ class _Runner:
         mcols = "".join(f", {e} AS __m{i}" for i, e in enumerate(metric_exprs))
         having = f"HAVING count(*) >= {min_doc}" if min_doc > 1 else ""
         if rare:
-            max_doc = int(p.get("max_doc_count", 1))
+            max_doc = _int(p, "max_doc_count", 1, minimum=1)
             having = f"HAVING count(*) <= {max_doc}"
         rest, xexprs, slots = self._split_children(node)
         xcols = "".join(f", {e} AS __x{i}" for i, e in enumerate(xexprs))
@@ -692,7 +627,7 @@ class _Runner:
     def _b_multi_terms(self, node: AggNode, level: Level, out: dict[tuple[Any, ...], dict[str, Any]]) -> None:
         cols: list[FieldCol | None] = self.cols[id(node)]
         p = node.params
-        size = int(p.get("size", 10))
+        size = _int(p, "size", 10, minimum=1)
         if any(c is None for c in cols):
             for parent in _parents(out, level, self) | ({()} if not level.keys else set()):
                 out.setdefault(parent, {})[node.name] = {"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": []}
@@ -751,7 +686,7 @@ class _Runner:
         for k in p:
             if k not in allowed:
                 raise parsing_exception(f"[{node.type}] unknown field [{k}]")
-        min_doc = int(p.get("min_doc_count", 0))
+        min_doc = _int(p, "min_doc_count", 0, minimum=0)
         keyed = bool(p.get("keyed", False))
         if col is None:
             for parent in _parents(out, level, self) | ({()} if not level.keys else set()):
@@ -778,9 +713,9 @@ class _Runner:
                 interval = float(interval)
             except (TypeError, ValueError):
                 raise bad_request(f"[interval] must be >0 for histogram aggregation [{node.name}]") from None
-            if not interval > 0:
+            if not interval > 0 or not math.isfinite(interval):
                 raise bad_request(f"[interval] must be >0 for histogram aggregation [{node.name}]")
-            off = float(p.get("offset", 0))
+            off = _float(p, "offset", 0.0)
             conv = (lambda x: f"epoch_ms({x})::DOUBLE") if col.family == "date" else (lambda x: f"{x}::DOUBLE")
             expr_of = lambda x, i=interval, o=off, c=conv: f"(floor(({c(x)} - {o!r}) / {i!r}) * {i!r} + {o!r})"  # noqa: E731
             step = ("fixed", interval)
@@ -851,7 +786,7 @@ class _Runner:
 
     def _bound(self, value: Any, dates: bool, tz: dt.tzinfo | None) -> str:
         if not dates:
-            return literal(float(value))
+            return literal(_number_param(value, "bounds"))
         return str(self._date_value(value, tz))
 
     def _date_value(self, value: Any, tz: dt.tzinfo | None) -> int:
@@ -869,7 +804,7 @@ class _Runner:
             ms = self._date_value(value, tz)
             rows = self.engine.query(f"SELECT {expr_of(f'epoch_ms({ms})')}")
             return rows[0][0]
-        rows = self.engine.query(f"SELECT {expr_of(literal(float(value)))}")
+        rows = self.engine.query(f"SELECT {expr_of(literal(_number_param(value, 'extended_bounds')))}")
         return rows[0][0]
 
     def _b_range(self, node: AggNode, level: Level, out: dict[tuple[Any, ...], dict[str, Any]], kind: str = "range") -> None:
@@ -952,10 +887,7 @@ class _Runner:
             if num is None:
                 raise bad_request(f"'{value}' is not an IP string literal.")
             return num
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise bad_request(f"[from]/[to] must be numbers, got [{value}]") from None
+        return _number_param(value, "from/to")
 
     def _b_filter(self, node: AggNode, level: Level, out: dict[tuple[Any, ...], dict[str, Any]]) -> None:
         alias = self.cols[id(node)]
@@ -1025,7 +957,7 @@ class _Runner:
             raise EsError(400, "illegal_argument_exception",
                           f"[composite] aggregation cannot be used with a parent aggregation of type: [{'terms'}]")  # fmt: skip
         p = node.params
-        size = int(p.get("size", 10))
+        size = _int(p, "size", 10, minimum=1)
         sources = self.cols[id(node)]
         sql = level.sql
         keys, fams, renders = [], [], []
@@ -1047,7 +979,7 @@ class _Runner:
                 expr_of, _ = _date_bucket(sparams, tz)
                 fam = "long"
             else:
-                iv = float(sparams.get("interval", 0))
+                iv = _number_param(sparams.get("interval", 0), "interval")
                 if not iv > 0:
                     raise bad_request("[interval] must be >0 for histogram aggregation")
                 expr_of = lambda x, i=iv: f"(floor({x}::DOUBLE / {i!r}) * {i!r})"  # noqa: E731
@@ -1096,531 +1028,3 @@ class _Runner:
             res["after_key"] = buckets[-1]["key"]
         res["buckets"] = buckets
         out.setdefault((), {})[node.name] = res
-
-
-# ---------------------------------------------------------------------------- helpers
-
-
-def _parents(out: dict[tuple[Any, ...], dict[str, Any]], level: Level, runner: _Runner) -> set[tuple[Any, ...]]:
-    """Parent buckets known so far at this level (so empty sub-results still appear)."""
-    n = len(level.keys)
-    return {k for k in out if len(k) == n}
-
-
-def _sub_results(node: AggNode, values: dict[str, Any]) -> dict[str, Any]:
-    res = {}
-    for child in node.children:
-        res[child.name] = values.get(child.name, _empty(child))
-    return res
-
-
-def _empty(node: AggNode) -> dict[str, Any]:
-    t = node.type
-    res: dict[str, Any]
-    if t in ("terms", "multi_terms"):
-        res = {"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": []}
-    elif t in ("rare_terms",):
-        res = {"buckets": []}
-    elif t in ("date_histogram", "histogram", "range", "date_range", "ip_range"):
-        res = {"buckets": []}
-    elif t == "composite":
-        res = {"buckets": []}
-    elif t in ("filter", "missing", "global"):
-        res = {"doc_count": 0}
-        res.update(_sub_results(node, {}))
-    elif t == "filters":
-        res = {"buckets": {}}
-    elif t in ("sum", "value_count", "cardinality"):
-        res = {"value": 0 if t != "sum" else 0.0}
-    elif t == "stats":
-        res = {"count": 0, "min": None, "max": None, "avg": None, "sum": 0.0}
-    elif t == "extended_stats":
-        res = {"count": 0, "min": None, "max": None, "avg": None, "sum": 0.0, "sum_of_squares": None,
-               "variance": None, "variance_population": None, "variance_sampling": None, "std_deviation": None,
-               "std_deviation_population": None, "std_deviation_sampling": None,
-               "std_deviation_bounds": {"upper": None, "lower": None, "upper_population": None,
-                                        "lower_population": None, "upper_sampling": None, "lower_sampling": None}}  # fmt: skip
-    elif t == "percentiles":
-        res = {"values": {_pct_key(q): None for q in _percents(node.params)}}
-    elif t == "top_hits":
-        res = {"hits": {"total": {"value": 0, "relation": "eq"}, "max_score": None, "hits": []}}
-    else:
-        res = {"value": None}
-    if node.meta is not None:
-        res["meta"] = node.meta
-    return res
-
-
-def _percents(params: dict[str, Any]) -> list[float]:
-    pcts = params.get("percents", [1, 5, 25, 50, 75, 95, 99])
-    if not isinstance(pcts, list) or not all(isinstance(x, (int, float)) and 0 <= x <= 100 for x in pcts):
-        raise bad_request("[percents] must be numbers between 0 and 100")
-    return [float(x) for x in pcts]
-
-
-def _pct_key(q: float) -> str:
-    return repr(float(q))
-
-
-def _value_expr(col: FieldCol) -> str:
-    """Numeric value of a metric field (dates as epoch millis)."""
-    return f"epoch_ms({col.alias})::DOUBLE" if col.family == "date" else f"{col.alias}::DOUBLE"
-
-
-def _check_numeric(node: AggNode, col: FieldCol) -> None:
-    if col.family not in ("long", "double", "date", "bool") and node.type not in ("value_count", "cardinality"):
-        raise EsError(
-            400, "illegal_argument_exception",
-            f"Field [{col.name}] of type [{col.type}] is not supported for aggregation [{node.type}]",
-        )  # fmt: skip
-
-
-def _metric_exprs(node: AggNode, col: FieldCol | None) -> list[str]:
-    t = node.type
-    if col is None:
-        return []
-    if t in ("value_count",):
-        return [f"sum(len({col.alias}))" if col.multi else f"count({col.alias})"]
-    if t == "cardinality":
-        return [f"len(list_distinct(flatten(list({col.alias}))))" if col.multi else f"count(DISTINCT {col.alias})"]
-    _check_numeric(node, col)
-    if col.multi:
-        v = f"flatten(list({'list_transform(' + col.alias + ', lambda __x: epoch_ms(__x)::DOUBLE)' if col.family == 'date' else col.alias + '::DOUBLE[]'}))"
-        aggs = {
-            "min": [f"list_min({v})"], "max": [f"list_max({v})"], "avg": [f"list_avg({v})"],
-            "sum": [f"coalesce(list_sum({v}), 0)"],
-            "stats": [f"len({v})", f"list_min({v})", f"list_max({v})", f"list_avg({v})", f"coalesce(list_sum({v}), 0)"],
-            "extended_stats": [f"len({v})", f"list_min({v})", f"list_max({v})", f"list_avg({v})", f"coalesce(list_sum({v}), 0)",
-                               f"list_sum(list_transform({v}, lambda __y: __y * __y))", f"list_var_pop({v})", f"list_var_samp({v})"],
-            "percentiles": [f"list_aggregate({v}, 'quantile_cont', {[q / 100 for q in _percents(node.params)]})"],
-            "median_absolute_deviation": [f"list_aggregate({v}, 'mad')"],
-        }  # fmt: skip
-        return aggs[t]
-    v = _value_expr(col)
-    aggs = {
-        "min": [f"min({v})"], "max": [f"max({v})"], "avg": [f"avg({v})"], "sum": [f"coalesce(sum({v}), 0)"],
-        "stats": [f"count({v})", f"min({v})", f"max({v})", f"avg({v})", f"coalesce(sum({v}), 0)"],
-        "extended_stats": [f"count({v})", f"min({v})", f"max({v})", f"avg({v})", f"coalesce(sum({v}), 0)",
-                           f"sum({v} * {v})", f"var_pop({v})", f"var_samp({v})"],
-        "percentiles": [f"quantile_cont({v}, {[q / 100 for q in _percents(node.params)]})"],
-        "median_absolute_deviation": [f"mad({v})"],
-    }  # fmt: skip
-    return aggs[t]
-
-
-def _order_metric(node: AggNode, col: FieldCol | None, stat: str) -> str:
-    exprs = _metric_exprs(node, col)
-    if not exprs:
-        return "NULL"
-    if node.type in ("stats", "extended_stats"):
-        names = ["count", "min", "max", "avg", "sum"]
-        if stat not in names:
-            raise EsError(400, "aggregation_execution_exception", f"Invalid aggregation order path [{node.name}.{stat}]")
-        return exprs[names.index(stat)]
-    if node.type == "percentiles":
-        raise unsupported("ordering buckets by a percentiles aggregation")
-    return exprs[0]
-
-
-def _num(v: Any) -> float | None:
-    if v is None:
-        return None
-    f = float(v)
-    return None if math.isnan(f) else f
-
-
-def _metric_result(node: AggNode, col: FieldCol | None, vals: Any) -> dict[str, Any]:
-    t = node.type
-    if col is None:
-        return _empty(node)
-    res: dict[str, Any]
-    as_date = col.family == "date"
-    fmt = node.params.get("format")
-    if t in ("value_count", "cardinality"):
-        res = {"value": int(vals[0] or 0)}
-    elif t in ("min", "max", "avg", "sum", "median_absolute_deviation"):
-        value = _num(vals[0])
-        if t == "sum" and value is None:
-            value = 0.0
-        res = {"value": value}
-        if as_date and value is not None and t in ("min", "max", "avg"):
-            res["value_as_string"] = format_ms(int(value), fmt)
-    elif t in ("stats", "extended_stats"):
-        count = int(vals[0] or 0)
-        res = {"count": count, "min": _num(vals[1]), "max": _num(vals[2]), "avg": _num(vals[3]),
-               "sum": _num(vals[4]) or 0.0}  # fmt: skip
-        if t == "extended_stats":
-            var_pop = _num(vals[6])
-            var_samp = _num(vals[7])
-            sd = math.sqrt(var_pop) if var_pop is not None else None
-            sds = math.sqrt(var_samp) if var_samp is not None else None
-            avg = res["avg"]
-            sigma = float(node.params.get("sigma", 2.0))
-            res.update({
-                "sum_of_squares": _num(vals[5]), "variance": var_pop, "variance_population": var_pop,
-                "variance_sampling": var_samp, "std_deviation": sd, "std_deviation_population": sd,
-                "std_deviation_sampling": sds,
-                "std_deviation_bounds": {
-                    "upper": avg + sigma * sd if avg is not None and sd is not None else None,
-                    "lower": avg - sigma * sd if avg is not None and sd is not None else None,
-                    "upper_population": avg + sigma * sd if avg is not None and sd is not None else None,
-                    "lower_population": avg - sigma * sd if avg is not None and sd is not None else None,
-                    "upper_sampling": avg + sigma * sds if avg is not None and sds is not None else None,
-                    "lower_sampling": avg - sigma * sds if avg is not None and sds is not None else None,
-                },
-            })  # fmt: skip
-        if as_date and count:
-            for k in ("min", "max", "avg"):
-                if res[k] is not None:
-                    res[f"{k}_as_string"] = format_ms(int(res[k]), fmt)
-    elif t == "percentiles":
-        pcts = _percents(node.params)
-        got = vals[0] or [None] * len(pcts)
-        values = {_pct_key(q): _num(v) for q, v in zip(pcts, got)}
-        if node.params.get("keyed", True) is False:
-            res = {"values": [{"key": float(q), "value": values[_pct_key(q)]} for q in pcts]}
-        else:
-            res = {"values": values}
-    else:
-        res = {"value": None}
-    if node.meta is not None:
-        res["meta"] = node.meta
-    return res
-
-
-def _render_key(value: Any, col: FieldCol, fmt: str | None) -> dict[str, Any]:
-    fam = col.family
-    if fam == "date":
-        from ..layout import datetime_to_ms
-
-        ms = datetime_to_ms(value) if isinstance(value, dt.datetime) else int(value)
-        return {"key": ms, "key_as_string": format_ms(ms, fmt)}
-    if fam == "ip":
-        return {"key": int_to_ip(int(value))}
-    if fam == "bool":
-        return {"key": 1 if value else 0, "key_as_string": "true" if value else "false"}
-    if fam == "long":
-        return {"key": int(value)}
-    if fam == "double":
-        return {"key": float(value)}
-    return {"key": value}
-
-
-def _composite_value(value: Any, col: FieldCol | None, stype: str) -> Any:
-    if value is None or col is None:
-        return None
-    if stype == "date_histogram":
-        return int(value)
-    if stype == "histogram":
-        return float(value)
-    return _render_key(value, col, None)["key"]
-
-
-def _after_key_literal(value: Any, col: FieldCol | None, stype: str) -> str:
-    if value is None:
-        return "NULL"
-    if col is None:
-        return string(str(value))
-    if stype == "date_histogram":
-        return str(int(value))
-    if stype == "histogram":
-        return literal(float(value))
-    return _key_literal(_parse_key(value, col), col.family)
-
-
-def _parse_key(value: Any, col: FieldCol) -> Any:
-    if col.family == "ip":
-        return ip_to_int(str(value))
-    if col.family == "date":
-        from ..layout import ms_to_datetime
-
-        return ms_to_datetime(int(value))
-    if col.family == "bool":
-        return bool(value) if not isinstance(value, str) else value == "true"
-    return value
-
-
-def _key_literal(value: Any, fam: str) -> str:
-    if value is None:
-        return "NULL"
-    if fam == "ip":
-        return f"'{int(value)}'::UHUGEINT"
-    if fam == "date":
-        if isinstance(value, dt.datetime):
-            return literal(value)
-        from ..layout import ms_to_datetime
-
-        return literal(ms_to_datetime(int(value)))
-    if fam == "long":
-        return f"{int(value)}::BIGINT"
-    if fam == "double":
-        return literal(float(value))
-    if fam == "bool":
-        return "TRUE" if value else "FALSE"
-    return literal(value)
-
-
-def _missing_sql(value: Any, col: FieldCol) -> str:
-    if col.family == "ip":
-        num = ip_to_int(str(value))
-        if num is None:
-            raise bad_request(f"'{value}' is not an IP string literal.")
-        return f"'{num}'::UHUGEINT"
-    if col.family == "date":
-        from ..layout import ms_to_datetime, parse_date_ms
-
-        ms = parse_date_ms(value)
-        if ms is None:
-            raise bad_request(f"failed to parse date field [{value}]")
-        return literal(ms_to_datetime(ms))
-    if col.family in ("long", "double"):
-        try:
-            return literal(float(value)) if col.family == "double" else literal(int(float(value)))
-        except (TypeError, ValueError):
-            raise bad_request(f"failed to parse missing value [{value}]") from None
-    if col.family == "bool":
-        return "TRUE" if str(value).lower() == "true" else "FALSE"
-    return string(str(value))
-
-
-def _include_exclude(p: dict[str, Any], col: FieldCol, key: str) -> str:
-    conds = []
-    for name, neg in (("include", False), ("exclude", True)):
-        spec = p.get(name)
-        if spec is None:
-            continue
-        if isinstance(spec, str):
-            if col.family != "str":
-                raise bad_request(f"Aggregation [{name}] regex only applies to string fields")
-            from .lucene_regex import to_re2
-
-            cond = f"regexp_full_match({key}, {string(to_re2(spec))})"
-        elif isinstance(spec, list):
-            lits = ", ".join(_key_literal(_parse_key(v, col), col.family) for v in spec) or "NULL"
-            cond = f"{key} IN ({lits})"
-        elif isinstance(spec, dict) and "partition" in spec:
-            raise unsupported(f"terms [{name}] partitions")
-        else:
-            raise parsing_exception(f"[{name}] must be a string or an array")
-        conds.append(f"NOT coalesce({cond}, FALSE)" if neg else f"coalesce({cond}, FALSE)")
-    return " AND ".join(conds)
-
-
-def _date_bucket(p: dict[str, Any], tz: dt.tzinfo | None) -> tuple[Any, tuple[str, Any]]:
-    """(SQL expression of a bucket start in epoch ms, step) for date_histogram parameters."""
-    cal = p.get("calendar_interval")
-    fixed = p.get("fixed_interval")
-    legacy = p.get("interval")
-    if sum(x is not None for x in (cal, fixed, legacy)) != 1:
-        if cal is not None and fixed is not None:
-            raise bad_request("Cannot use [fixed_interval] with [calendar_interval] configuration option.")
-        raise bad_request("Invalid interval specified, must be non-null and non-empty")
-    if legacy is not None:
-        if str(legacy) in CALENDAR:
-            cal = legacy
-        else:
-            fixed = legacy
-    offset_ms = _parse_duration(str(p.get("offset", "0ms")), allow_sign=True) if p.get("offset") else 0
-    tzname = _tz_sql_name(tz)
-    if cal is not None:
-        unit = CALENDAR.get(str(cal))
-        if unit is None:
-            raise bad_request(f"The supplied interval [{cal}] could not be parsed as a calendar interval.")
-
-        fixed_off = None
-        if isinstance(tz, dt.timezone) and tz != dt.timezone.utc:
-            off = tz.utcoffset(None)
-            fixed_off = int(off.total_seconds() * 1000) if off else 0
-
-        def expr(x: str, unit: str = unit) -> str:
-            if fixed_off is not None:
-                shift = fixed_off - offset_ms
-                local = f"({x} + to_milliseconds({shift}))"
-                return f"(epoch_ms(date_trunc('{unit}', {local})) - ({shift}))"
-            if tzname is None:
-                inner = f"date_trunc('{unit}', {x} - to_milliseconds({offset_ms})) + to_milliseconds({offset_ms})"
-                return f"epoch_ms({inner})"
-            local = f"timezone({string(tzname)}, {x}::TIMESTAMPTZ)"
-            trunc = f"date_trunc('{unit}', {local} - to_milliseconds({offset_ms})) + to_milliseconds({offset_ms})"
-            return f"epoch_ms(timezone({string(tzname)}, {trunc}))"
-
-        return expr, ("calendar", unit)
-    assert fixed is not None
-    if str(fixed) in ("1M", "1q", "1y", "month", "quarter", "year", "week", "1w") and p.get("fixed_interval") is not None:
-        raise bad_request(f"failed to parse setting [date_histogram.fixedInterval] with value [{fixed}] as a time value: unit is missing or unrecognized")
-    step_ms = _parse_duration(str(fixed))
-    tz_off = 0
-    if tz is not None:
-        off = dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc).astimezone(tz).utcoffset()
-        tz_off = int(off.total_seconds() * 1000) if off else 0
-    total_off = offset_ms - tz_off
-
-    def fexpr(x: str) -> str:
-        return f"((floor((epoch_ms({x}) - {total_off}) / {step_ms}) * {step_ms}) + {total_off})::BIGINT"
-
-    return fexpr, ("fixed", step_ms)
-
-
-def _tz_sql_name(tz: dt.tzinfo | None) -> str | None:
-    if tz is None or tz == dt.timezone.utc:
-        return None
-    key = getattr(tz, "key", None)
-    if key:
-        return key
-    off = tz.utcoffset(None)
-    if off is None:
-        return None
-    total = int(off.total_seconds() // 60)
-    sign = "+" if total >= 0 else "-"
-    hh, mm = divmod(abs(total), 60)
-    return f"{sign}{hh:02d}:{mm:02d}"
-
-
-_DURATION = re.compile(r"^([+-]?)(\d+)(ms|s|m|h|d|nanos|micros)$")
-
-
-def _parse_duration(text: str, allow_sign: bool = False) -> int:
-    m = _DURATION.match(text.strip())
-    if not m or (m.group(1) and not allow_sign):
-        raise bad_request(f"failed to parse setting [interval] with value [{text}] as a time value: unit is missing or unrecognized")
-    unit = m.group(3)
-    n = int(m.group(2))
-    ms = n * _UNIT_MS[unit] if unit in _UNIT_MS else (n // 1_000_000 if unit == "nanos" else n // 1000)
-    if ms <= 0 and not allow_sign:
-        raise bad_request(f"[interval] must be positive, got [{text}]")
-    return -ms if m.group(1) == "-" else ms
-
-
-def _fill(lo: Any, hi: Any, step: tuple[str, Any], tz: dt.tzinfo | None) -> list[Any]:
-    kind, value = step
-    keys = []
-    if kind == "fixed":
-        k = lo
-        n = 0
-        while k <= hi and n < 100_000:
-            keys.append(k)
-            k = k + value
-            n += 1
-        return keys
-    from ..layout import ms_to_datetime
-
-    cur = ms_to_datetime(int(lo)).replace(tzinfo=dt.timezone.utc)
-    if tz is not None:
-        cur = cur.astimezone(tz)
-    n = 0
-    while n < 100_000:
-        from ..layout import datetime_to_ms
-
-        ms = datetime_to_ms(cur)
-        if ms > hi:
-            break
-        keys.append(ms)
-        cur = _calendar_next(cur, value)
-        n += 1
-    return keys
-
-
-def _calendar_next(cur: dt.datetime, unit: str) -> dt.datetime:
-    if unit == "minute":
-        return cur + dt.timedelta(minutes=1)
-    if unit == "hour":
-        return cur + dt.timedelta(hours=1)
-    if unit == "day":
-        naive = cur.replace(tzinfo=None) + dt.timedelta(days=1)
-        return _relocalize(naive, cur.tzinfo)
-    if unit == "week":
-        naive = cur.replace(tzinfo=None) + dt.timedelta(days=7)
-        return _relocalize(naive, cur.tzinfo)
-    months = {"month": 1, "quarter": 3, "year": 12}[unit]
-    total = cur.year * 12 + cur.month - 1 + months
-    naive = cur.replace(tzinfo=None, year=total // 12, month=total % 12 + 1)
-    return _relocalize(naive, cur.tzinfo)
-
-
-def _relocalize(naive: dt.datetime, tz: dt.tzinfo | None) -> dt.datetime:
-    return naive.replace(tzinfo=tz or dt.timezone.utc)
-
-
-def _order_buckets(buckets: list[dict[str, Any]], order: Any) -> list[dict[str, Any]]:
-    items = order if isinstance(order, list) else [order]
-    for item in reversed(items):
-        (path, direction), = item.items()
-        rev = str(direction).lower() == "desc"
-        if path == "_key":
-            buckets = sorted(buckets, key=lambda b: b["key"], reverse=rev)
-        elif path == "_count":
-            buckets = sorted(buckets, key=lambda b: b["doc_count"], reverse=rev)
-        else:
-            name, _, stat = path.partition(".")
-            buckets = sorted(buckets, key=lambda b: (b.get(name, {}).get(stat or "value") is None,
-                                                      b.get(name, {}).get(stat or "value") or 0), reverse=rev)  # fmt: skip
-    return buckets
-
-
-def _bound_sql(value: Any, col: FieldCol | None) -> str:
-    if value is None:
-        return "NULL"
-    if col is not None and col.family == "date":
-        from ..layout import ms_to_datetime
-
-        return literal(ms_to_datetime(int(value)))
-    if col is not None and col.family == "ip":
-        return f"'{int(value)}'::UHUGEINT"
-    return literal(float(value))
-
-
-def _range_bucket(r: dict[str, Any], lo: Any, hi: Any, col: FieldCol | None, kind: str, fmt: str | None) -> dict[str, Any]:
-    def show(v: Any) -> str:
-        if v is None:
-            return "*"
-        if col is not None and col.family == "date":
-            return format_ms(int(v), fmt)
-        if kind == "ip_range" or (col is not None and col.family == "ip"):
-            return int_to_ip(int(v))
-        return repr(float(v))
-
-    key = r.get("key") or (r["mask"] if "mask" in r else f"{show(lo)}-{show(hi)}")
-    b: dict[str, Any] = {"key": key}
-    is_date = col is not None and col.family == "date"
-    is_ip = kind == "ip_range" or (col is not None and col.family == "ip")
-    if lo is not None:
-        if is_ip:
-            b["from"] = int_to_ip(int(lo))
-        else:
-            b["from"] = float(lo)
-            if is_date:
-                b["from_as_string"] = format_ms(int(lo), fmt)
-    if hi is not None:
-        if is_ip:
-            b["to"] = int_to_ip(min(int(hi), 2**128 - 1))
-        else:
-            b["to"] = float(hi)
-            if is_date:
-                b["to_as_string"] = format_ms(int(hi), fmt)
-    return b
-
-
-_SENTINEL = {
-    "str": ("''", "'\U0010ffff'"),
-    "long": ("(-9223372036854775808)::BIGINT", "9223372036854775807::BIGINT"),
-    "double": ("'-inf'::DOUBLE", "'inf'::DOUBLE"),
-    "date": ("TIMESTAMP '0001-01-01'", "TIMESTAMP '9999-12-31'"),
-    "ip": ("'0'::UHUGEINT", f"'{2**128 - 1}'::UHUGEINT"),
-    "bool": ("FALSE", "TRUE"),
-}
-
-
-def _sort_render(value: Any, col: FieldCol | None, desc: bool) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, list):
-        value = max(value) if desc else min(value)
-    if col is None:
-        return value
-    if col.family == "date":
-        from ..layout import datetime_to_ms
-
-        return datetime_to_ms(value)
-    if col.family == "ip":
-        return int_to_ip(int(value))
-    return value

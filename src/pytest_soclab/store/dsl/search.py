@@ -199,8 +199,17 @@ def search(engine: Engine, index: str, body: dict[str, Any] | None) -> dict[str,
     min_score = body.get("min_score")
 
     try:
-        total, max_score_all = _count(engine, plans, post, threshold, scoring, min_score)
-        hits, max_hit = _hits(engine, plans, post, sort, size, offset, search_after, scoring, min_score, body)
+        # an expensive predicate (LIKE, regexp, lists) is evaluated once: count and top hits together
+        shared = size > 0 and any(_EXPENSIVE.search(p.where) for p in plans)
+        counted: list[int] = []
+        hits, max_hit = _hits(engine, plans, post, sort, size, offset, search_after, scoring, min_score, body,
+                              counted if shared else None)  # fmt: skip
+        if shared and counted:
+            n = counted[0]
+            over = threshold is not None and threshold >= 0 and n > threshold
+            total, max_score_all = ((threshold, "gte") if over else (n, "eq")), None
+        else:
+            total, max_score_all = _count(engine, plans, post, threshold, scoring, min_score)
         aggs = None
         agg_spec = body.get("aggs", body.get("aggregations"))
         if agg_spec is not None:
@@ -306,8 +315,8 @@ def _family(es_type: str) -> str:
 
 
 def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey], size: int, offset: int,
-          search_after: list[Any] | None, scoring: bool, min_score: Any,
-          body: dict[str, Any]) -> tuple[list[dict[str, Any]], float | None]:  # fmt: skip
+          search_after: list[Any] | None, scoring: bool, min_score: Any, body: dict[str, Any],
+          counted: list[int] | None = None) -> tuple[list[dict[str, Any]], float | None]:  # fmt: skip
     if not plans or size == 0:
         return [], None
     keys = sort or [SortKey("score", desc=True)]
@@ -336,7 +345,7 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
     field_patterns = _field_patterns(body.get("fields")) + _field_patterns(body.get("docvalue_fields"))
     # One query fetches the documents too when the indices agree on column types (a second
     # lookup by document number costs more than carrying the columns through the top-N).
-    doc_cols = _doc_columns(plans) if (want_source or field_patterns) else []
+    doc_cols = _doc_columns(plans) if (want_source or field_patterns) and counted is None else []
     single_phase = doc_cols is not None
     selects = []
     for pos, (plan, p) in enumerate(zip(plans, post)):
@@ -385,11 +394,21 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
     where_after = ""
     if search_after is not None:
         where_after = "WHERE " + _after_condition(keys, families, sortable, search_after)
-    sql = (
-        f"SELECT * FROM ({union}) {where_after} ORDER BY {', '.join(order_exprs)} "
-        f"LIMIT {size} OFFSET {offset}"
-    )
-    rows = engine.query(sql)
+    order_sql = f"ORDER BY {', '.join(order_exprs)} "
+    if len(plans) == 1 and all(o.startswith(("__i ", "__d ")) for o in order_exprs) and not where_after:
+        # one index, nothing but index order: rows come in storage order, so LIMIT stops early
+        order_sql = ""
+    top = f"SELECT * FROM {{src}} {where_after} {order_sql}LIMIT {size} OFFSET {offset}"
+    if counted is None:
+        rows = engine.query(top.format(src=f"({union})"))
+    else:
+        # one scan: the matches (narrow columns) materialised, counted, and their top-N taken
+        got = engine.query(
+            f"WITH __m AS MATERIALIZED ({union}) SELECT (SELECT count(*) FROM __m) AS __n, __top.* "
+            f"FROM (SELECT 1) AS __one LEFT JOIN ({top.format(src='__m')}) AS __top ON TRUE"
+        )
+        counted.append(int(got[0][0]) if got else 0)
+        rows = [tuple(r[1:]) for r in got if r[1] is not None]
     raw_pos: dict[int, int] = {}
     for k, key in enumerate(keys):
         if key.kind in ("field", "index"):
@@ -433,6 +452,8 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
     return hits, max_hit
 
 
+# predicates costly enough per row that scanning twice (count, then hits) shows
+_EXPENSIVE = re.compile(r"regexp_|LIKE|contains\(|starts_with|ends_with|list_filter|list_contains|list_has_any|damerau")
 _CONST = re.compile(r"^\(*\s*(-?\d+(?:\.\d*)?(?:e[+-]?\d+)?)\s*\)*(?:::DOUBLE)?\)*$")
 
 
@@ -480,10 +501,10 @@ def _field_patterns(spec: Any) -> list[tuple[str, str | None]]:
 
 
 def _fetch(engine: Engine, plans: list[Plan], rows: list[tuple[Any, ...]]) -> dict[tuple[int, int], dict[str, Any]]:
-    """Second phase: the stored columns of the selected documents."""
+    """Second phase: the stored columns of the selected documents ((index position, _doc) pairs)."""
     wanted: dict[int, list[int]] = {}
     for row in rows:
-        wanted.setdefault(row[0], []).append(int(row[1]))
+        wanted.setdefault(int(row[0]), []).append(int(row[1]))
     out: dict[tuple[int, int], dict[str, Any]] = {}
     for i, docs in wanted.items():
         plan = plans[i]

@@ -138,5 +138,4 @@ def _map(tr: Translator, node: A.Call, te: TE, target: str, elem) -> TE:  # type
     if fail is None:
         return TE(sql, target, const=False)
     cond = f"({te.sql}) IS NOT NULL AND ({sql}) IS NULL"
-    message = fail.replace("[{}]", "[value]").replace("'{}'", "'value'")
-    return TE(f"(CASE WHEN {ctx.warn_sql(node, cond, message)} THEN NULL ELSE {sql} END)", target)
+    return TE(f"(CASE WHEN {ctx.warn_sql(node, cond, fail, value=te.sql)} THEN NULL ELSE {sql} END)", target)

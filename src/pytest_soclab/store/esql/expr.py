@@ -60,8 +60,11 @@ class Ctx:
         self.warnings[wid] = (node.pos, node.text, message)
         return wid
 
-    def warn_sql(self, node: A.Node, cond: str, message: str = MV_WARNING) -> str:
-        """A boolean SQL expression equal to `cond` that records a warning for `node` when true."""
+    def warn_sql(self, node: A.Node, cond: str, message: str = MV_WARNING, value: str | None = None) -> str:
+        """A boolean SQL expression equal to `cond` that records a warning for `node` when true.
+        With `value` (SQL), the first failing value replaces `{}` in the message."""
+        if value is not None:
+            return f"__wv({self.token}::BIGINT, {self.warn_id(node, message)}, {cond}, ({value})::VARCHAR)"
         return f"__w({self.token}::BIGINT, {self.warn_id(node, message)}, {cond})"
 
 

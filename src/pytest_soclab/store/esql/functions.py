@@ -497,8 +497,8 @@ def _date_parse(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
     if "%z" in fmt or "%:z" in fmt:
         parsed = f"timezone('UTC', try_strptime({s.sql}, {string(fmt.replace('%:z', '%z'))})::TIMESTAMPTZ)"
     cond = f"({s.sql}) IS NOT NULL AND {parsed} IS NULL"
-    msg = f"java.lang.IllegalArgumentException: failed to parse date field with format [{pattern}]"
-    return TE(f"(CASE WHEN {ctx.warn_sql(call, cond, msg)} THEN NULL ELSE {parsed}::TIMESTAMP END)", "date")
+    msg = f"java.lang.IllegalArgumentException: failed to parse date field [{{}}] with format [{pattern}]"
+    return TE(f"(CASE WHEN {ctx.warn_sql(call, cond, msg, value=s.sql)} THEN NULL ELSE {parsed}::TIMESTAMP END)", "date")
 
 
 def parse_datetime(ctx: Ctx, node: A.Node, s: TE) -> TE:
@@ -506,8 +506,8 @@ def parse_datetime(ctx: Ctx, node: A.Node, s: TE) -> TE:
         return _null_of("date")
     parsed = f"timezone('UTC', try_cast({s.sql} AS TIMESTAMPTZ))"
     cond = f"({s.sql}) IS NOT NULL AND {parsed} IS NULL"
-    msg = "java.lang.IllegalArgumentException: failed to parse date field with format [strict_date_optional_time]"
-    return TE(f"(CASE WHEN {ctx.warn_sql(node, cond, msg)} THEN NULL ELSE {parsed} END)", "date")
+    msg = "java.lang.IllegalArgumentException: failed to parse date field [{}] with format [strict_date_optional_time]"
+    return TE(f"(CASE WHEN {ctx.warn_sql(node, cond, msg, value=s.sql)} THEN NULL ELSE {parsed} END)", "date")
 
 
 _DIFF_UNITS = {

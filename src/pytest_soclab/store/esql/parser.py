@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -437,5 +436,3 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 def _int_type(value: int) -> str:
     return "integer" if -(2**31) <= value < 2**31 else "long"
 
-
-_ = re  # (kept for future token checks)

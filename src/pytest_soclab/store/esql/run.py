@@ -38,8 +38,10 @@ def run(engine: Any, query: Any, *, params: list[Any] | None = None, columnar: b
         except duckdb.Error as exc:
             raise _runtime_error(exc) from None
         fired = engine.take_warnings(token)
+        warn_values = engine.take_warning_values(token)
     finally:
         engine.take_warnings(token)
+        engine.take_warning_values(token)
     columns = [{"name": c.name, "type": c.type} for c in out.cols]
     values = [[_render(c, v) for c, v in zip(out.cols, row)] for row in rows]
     if not out.cols:
@@ -59,6 +61,8 @@ def run(engine: Any, query: Any, *, params: list[Any] | None = None, columnar: b
             f"Line {pos.line}:{pos.col}: evaluation of [{text}] failed, treating result as null. "
             f"Only first 20 failures recorded."
         )
+        if "{}" in message:
+            message = message.replace("{}", warn_values.get(wid, ""))
         warnings.append(f"Line {pos.line}:{pos.col}: {message}")
     if warnings:
         result["warnings"] = warnings

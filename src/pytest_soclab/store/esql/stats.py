@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..layout import datetime_to_ms, parse_date_ms
-from ..sqlutil import literal
 from . import ast as A
 from .expr import TE, Col, sv
-from .functions import ANY_ORDERED, NUM, STR, _unify, expect, trunc_sql
-from .types import SQL, is_numeric
+from .functions import ANY_ORDERED, NUM, expect, trunc_sql
+from .types import is_numeric
 
 if TYPE_CHECKING:
     from .translate import Rel, Translator
@@ -296,5 +295,3 @@ def _nice_step(rough: float) -> float:
             return float(m * mag)
     return float(10 * mag)
 
-
-_ = (STR, SQL, literal, _unify, Any)

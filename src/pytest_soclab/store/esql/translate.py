@@ -8,7 +8,6 @@ as a verification_exception, as Elasticsearch does.
 from __future__ import annotations
 
 import fnmatch
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +21,7 @@ from ..sqlutil import glob_sql, ident, literal, string
 from . import ast as A
 from .expr import TE, Col, Ctx, as_list, lit, ordinal, sv, unknown_column
 from .functions import (
-    AGGREGATES, CONVERSIONS, SCALARS, SPECIAL, UNSUPPORTED_FUNCTIONS, expect, parse_datetime, trunc_sql,
+    AGGREGATES, CONVERSIONS, SCALARS, UNSUPPORTED_FUNCTIONS, expect,
 )  # fmt: skip
 from .types import CAST_NAMES, SQL, is_numeric, numeric_common, span_sql
 
@@ -459,6 +458,7 @@ class Translator:
         node = getattr(cmd, "expr")
         src = sv(self.ctx, te, node).sql
         groups = [f"g{i}" for i in range(len(names))]
+        m = f"__m{self.ctx.alias()}"  # one struct column per extracting command
         struct = f"regexp_extract({src}, {string(regex)}, [{', '.join(string(g) for g in groups)}])"
         matched = f"regexp_matches({src}, {string(regex)})"
         cols = list(rel.cols)
@@ -469,9 +469,9 @@ class Translator:
         parts = []
         for name in out_names:
             gs = [g for g, n in zip(groups, names) if n == name]
-            pieces = [f"__m.{g}" for g in gs]
+            pieces = [f"{m}.{g}" for g in gs]
             if len(pieces) == 1:
-                value = f"__m.{gs[0]}"
+                value = f"{m}.{gs[0]}"
             else:
                 value = f" || {string(sep)} || ".join(pieces)
             t = types.get(name, "keyword")
@@ -489,7 +489,7 @@ class Translator:
             parts.append(f"{value} AS {alias}")
         if not parts:
             return rel
-        sql = f"SELECT *, {', '.join(parts)} FROM (SELECT *, {struct} AS __m FROM ({rel.sql}) AS __d0) AS __d1"
+        sql = f"SELECT *, {', '.join(parts)} FROM (SELECT *, {struct} AS {m} FROM ({rel.sql}) AS __d0) AS __d1"
         return Rel(sql, cols, rel.order, None)
 
     # ------------------------------------------------------------------ expressions
@@ -664,6 +664,11 @@ class Translator:
     def _compare(self, node: A.BinOp, left: TE, right: TE) -> TE:
         op = node.op
         left, right = self._implicit_cast(left, right, node.left), self._implicit_cast(right, left, node.right)
+        if op == "=~":
+            for side, te in (("first", left), ("second", right)):
+                if te.type not in ("keyword", "text", "null"):
+                    which = node.left if side == "first" else node.right
+                    return self.ctx.problem(node.pos, f"{side} argument of [{node.text}] must be [string], found value [{which.text}] type [{te.type}]")
         if left.type != "null" and right.type != "null":
             lt, rt = left.type, right.type
             ok = (
@@ -893,5 +898,3 @@ def _walk(node: A.Node) -> list[A.Node]:
 def _as_call(expr: A.Node, name: str) -> A.Call:
     return A.Call(expr.pos, f"{name} {expr.text}", name, [expr])
 
-
-_ = math
