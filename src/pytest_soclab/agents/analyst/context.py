@@ -12,6 +12,7 @@ from pytest_soclab.agents.analyst.store import AUTH, PROC, ZHTTP, q, q_in
 from pytest_soclab.agents.analyst.tradecraft import (
     CONFIG_MANAGEMENT,
     SCANNER_TOOLS,
+    all_mentions,
     base,
     is_package_manager,
     mentions_any,
@@ -64,9 +65,8 @@ class Context:
             tool = mentions_any(text, SCANNER_TOOLS) or mentions_any(text, CONFIG_MANAGEMENT) or tool
             if tool and mentions_any(text, SCANNER_TOOLS):
                 break
-        tools = sorted({t for r in rows for t in [mentions_any(f"{r.get('process.name')} "
-                                                               f"{r.get('process.parent.command_line')}", SCANNER_TOOLS)]
-                        if t})
+        tools = sorted({t for r in rows for t in all_mentions(f"{r.get('process.name')} "
+                                                              f"{r.get('process.parent.command_line')}", SCANNER_TOOLS)})
         prof = {"host": host, "tool": tool, "tools": tools, "ips": self.case.hosts.get(host, [])}
         self.profiles[host] = prof
         return prof
@@ -81,8 +81,8 @@ class Context:
             return f"the package manager ({m.short(70)}, started by {base(m.parent_name)})"
         who = f"{info.get('user')}"
         if login is not None:
-            who += f" in an ssh session from {login.src_host or login.src_ip} ({login.src_ip}, {login.method} key)" \
-                if login.method == "publickey" else f" in an ssh session from {login.src_host or login.src_ip}"
+            how = "key-based (publickey) login" if login.method == "publickey" else f"{login.method} login"
+            who = f"{login.user} in an ssh session from {login.src_host or login.src_ip} ({login.src_ip}, {how})"
         if label == "scanner":
             tools = ", ".join(src.get("tools") or [info.get("tool")])
             return f"{who}: the vulnerability scanner's scheduled scan ({tools} on {src.get('host')})"
@@ -140,18 +140,19 @@ class Context:
             return
         rows = self.tel.esql(
             f"FROM {AUTH} | WHERE user.name IN ({q_in(users)}) AND event.outcome == \"success\" "
-            "| STATS n = COUNT(*), hosts = COUNT_DISTINCT(host.name), first = MIN(@timestamp), last = MAX(@timestamp) "
-            "BY user.name, source.ip | SORT n DESC | LIMIT 50"
+            "| KEEP @timestamp, user.name, source.ip, host.name | SORT @timestamp | LIMIT 1000"
         )
         bad_sources = {(lg.user, lg.src_ip) for lg in self.case.logins if lg.malicious}
+        by: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for r in rows:
-            user, src = str(r.get("user.name")), str(r.get("source.ip"))
-            if (user, src) in bad_sources or int(r.get("hosts") or 0) < 3:
-                continue
-            first, last = str(r.get("first")), str(r.get("last"))
-            if clock.delta(first, last) < 12 * 3600:
-                continue
-            self.scheduled_sources[user] = (src, int(r.get("n") or 0), int(r.get("hosts") or 0))
+            key = (str(r.get("user.name")), str(r.get("source.ip")))
+            if key not in bad_sources:
+                by.setdefault(key, []).append(r)
+        for (user, src), rs in sorted(by.items()):
+            if scheduled(rs):
+                hosts = len({r.get("host.name") for r in rs})
+                at = min(clock.hm(str(r.get("@timestamp"))) for r in rs)
+                self.scheduled_sources[user] = (src, len(rs), hosts, at)
         if not self.scheduled_sources:
             return
         what = self.tel.esql(
@@ -159,16 +160,15 @@ class Context:
             "| STATS n = COUNT(*), hosts = COUNT_DISTINCT(host.name), first = MIN(@timestamp), "
             "cmd = MIN(process.command_line) BY user.name, process.name | SORT n DESC | LIMIT 20"
         )
-        for user, (src, n, hosts) in sorted(self.scheduled_sources.items()):
+        for user, (src, n, hosts, at) in sorted(self.scheduled_sources.items()):
             runs = [r for r in what if r.get("user.name") == user and r.get("process.name") not in ("sshd", "bash", "sh")]
             top = runs[0] if runs else None
             src_host = self.case.ip_host.get(src, src)
-            times = sorted({clock.hm(str(r.get("first"))) for r in runs[:1]})
             tool = f"{top.get('process.name')}" if top else "its job"
             self.case.scheduled_users.add(user)
             self.case.user_profiles[user] = (
-                f"the {user} account's regular use is the nightly {tool} job from {src_host}: {n} logins to {hosts} "
-                f"servers" + (f", each night from {times[0]} UTC" if times else "")
+                f"the {user} account's regular use is a nightly {tool} job from {src_host}: {n} logins to {hosts} "
+                f"servers, each night at {at} UTC"
             )
 
     def exposed_host_check(self: Analyst) -> None:
@@ -190,3 +190,17 @@ class Context:
             )
             bad = [r for r in rows if self.scheduled_sources.get(str(r.get("user.name")), ("",))[0] != r.get("source.ip")]
             self.exposed_checked[host] = not bad
+
+
+def scheduled(logins: list[dict[str, Any]]) -> bool:
+    """A scheduled job: the same source logs in to several hosts at the same time of day, on several days."""
+    days: dict[str, list[int]] = {}
+    for r in logins:
+        d = clock.parse(str(r.get("@timestamp")))
+        if d is not None:
+            days.setdefault(d.strftime("%Y-%m-%d"), []).append(d.hour * 60 + d.minute)
+    if len(days) < 2 or len({r.get("host.name") for r in logins}) < 3:
+        return False
+    minutes = [m for ms in days.values() for m in ms]
+    return max(minutes) - min(minutes) <= 60
+

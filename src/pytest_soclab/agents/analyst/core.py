@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_soclab.agents.analyst import clock
 from pytest_soclab.agents.analyst.context import Context
 from pytest_soclab.agents.analyst.network import Network
 from pytest_soclab.agents.analyst.report import Report
@@ -53,7 +54,7 @@ class Analyst(Triage, Tracing, Network, Context, Verdict, Response, Report):
         self.pattern_info: list[dict[str, Any]] = []
         self.other_info: list[dict[str, Any]] = []
         self.profiles: dict[str, dict[str, Any]] = {}
-        self.scheduled_sources: dict[str, tuple[str, int, int]] = {}
+        self.scheduled_sources: dict[str, tuple[str, int, int, str]] = {}
         self.exposed_checked: dict[str, bool] = {}
         self.exposed_files: dict[str, list[str]] = {}
         self.stolen: dict[str, set[str]] = {}
@@ -180,6 +181,16 @@ class Analyst(Triage, Tracing, Network, Context, Verdict, Response, Report):
             return
         self.seed_info = self.explain_process(seed)
         self.follow_on = self.follow_on or bool(self.case.infra)
+        for group, _rep, mine in self.rule_pattern:
+            if not mine:
+                continue
+            hosts = sorted({str(a.get("host.name")) for a in group})
+            days = sorted({clock.day(str(a.get("@timestamp"))) for a in group})
+            times = sorted({clock.hm(str(a.get("@timestamp"))) for a in group})
+            when = f"between {times[0]} and {times[-1]} UTC" + (" on both nights" if len(days) == 2 else
+                                                                f" on {len(days)} days" if len(days) > 2 else "")
+            self.pattern_info.append({"group": group, "info": self.seed_info, "hosts": hosts, "days": days,
+                                      "when": when, "mine": True, "rule": group[0].get("kibana.alert.rule.name")})
         if self.seed_info.get("label") == "package":
             t = str((self.case.trigger_alert or {}).get("@timestamp") or seed.start)
             self.downloads = self.package_download(seed.host, t)

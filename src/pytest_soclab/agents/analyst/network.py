@@ -58,17 +58,20 @@ class Network:
                                    f"{peer} ({ip}:{port}) with the application's credentials", NET, r.get("id"), "T1005")
                     self.db_reads.add(peer)
                 continue
-            inf = self.infra(ip)
-            inf.contacts[p.host] = inf.contacts.get(p.host, 0) + n
-            tags = {b.tag for b in p.behaviours}
+            parent = self.case.procs.get(p.parent_eid or "")
+            tags = {b.tag for b in p.behaviours} | ({b.tag for b in parent.behaviours} & {"reverse_shell"} if parent else set())
             if "reverse_shell" in tags:
                 role, what = "reverse-shell", "reverse shell"
             elif "exfil" in tags:
                 role, what = "exfil", "upload"
-            elif "download" in tags:
+            elif "download" in tags and p.weight >= 3:
                 role, what = "download", "download"
-            else:
+            elif "unusual_exec" in tags or "miner" in tags:
                 role, what = "c2", "connection"
+            else:
+                continue  # an ordinary tool talking to an ordinary service (a package index, an API)
+            inf = self.infra(ip)
+            inf.contacts[p.host] = inf.contacts.get(p.host, 0) + n
             inf.roles.add(role)
             many = f" {n} times between {clock.short(r['first'])} and {clock.short(r['last'])}" if n > 1 else ""
             self.case.step(r["first"], p.host, f"{p.name} (pid {p.pid}) on {p.host} connected to {ip}:{port}{many} "
@@ -161,9 +164,9 @@ class Network:
             probes = [r for r in before if r.get("http.request.method") == "GET"]
             posts = [r for r in before if r.get("http.request.method") in ("POST", "PUT")]
             if probes:
-                paths = ", ".join(sorted({str(r.get('url.path')) for r in probes})[:6])
+                paths = len({str(r.get('url.path')) for r in probes})
                 self.case.step(probes[0]["@timestamp"], host, f"{src} probed {host} with {len(probes)} requests "
-                               f"({paths})", ZHTTP, probes[0].get("_id"), "T1595.002")
+                               f"to {paths} paths", ZHTTP, probes[0].get("_id"), "T1595.002")
             for r in posts[:4]:
                 self.case.step(r["@timestamp"], host, f"{src} sent {r.get('http.request.method')} {r.get('url.original')} "
                                f"(status {r.get('http.response.status_code')}, user agent {r.get('user_agent.original')})",
@@ -210,6 +213,9 @@ class Network:
             internal_clients = [h for h in inf.contacts if h in self.case.hosts]
             if len(internal_clients) >= POPULAR_CLIENTS and not inf.roles & {"attacker", "reverse-shell"}:
                 inf.popular = True
+        ips = [ip for ip in ips if not self.case.infra[ip].popular]
+        if not ips:
+            return
         names = self.tel.esql(
             f"FROM {ZSSL} METADATA _id | WHERE destination.ip IN ({q_in(ips)}) "
             "| STATS n = COUNT(*), first = MIN(@timestamp), id = MIN(_id) BY destination.ip, tls.client.server_name, source.ip "
@@ -222,7 +228,8 @@ class Network:
                 continue
             inf.names.add(sni)
             host = self.case.ip_host.get(str(r.get("source.ip")), str(r.get("source.ip")))
-            self.case.step(str(r.get("first")), host, f"zeek ssl: {host} opened {r.get('n')} TLS sessions to "
+            if host in self.case.implicated:
+                self.case.step(str(r.get("first")), host, f"zeek ssl: {host} opened {r.get('n')} TLS sessions to "
                            f"{inf.ip} with server name {sni}", ZSSL, r.get("id"), "T1071.001")
         dns = self.tel.esql(
             f"FROM {ZDNS} METADATA _id | WHERE dns.resolved_ip IN ({q_in(ips)}) "
@@ -236,7 +243,8 @@ class Network:
                 continue
             inf.names.add(name)
             host = self.case.ip_host.get(str(r.get("source.ip")), str(r.get("source.ip")))
-            self.case.step(str(r.get("first")), host, f"zeek dns: {host} resolved {name} to {inf.ip}", ZDNS, r.get("id"))
+            if host in self.case.implicated:
+                self.case.step(str(r.get("first")), host, f"zeek dns: {host} resolved {name} to {inf.ip}", ZDNS, r.get("id"))
         self.threat_intel(ips)
 
     def threat_intel(self: Analyst, ips: list[str]) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_soclab.agents.analyst import clock
 from pytest_soclab.agents.analyst.state import Proc
+from pytest_soclab.agents.analyst.trace import interactive_shell
 from pytest_soclab.agents.analyst.tradecraft import base
 from pytest_soclab.reference import attack_techniques
 
@@ -108,6 +109,7 @@ class Report:
         story = self.story()
         if story:
             out.append(" ".join(story))
+        out += self.ti_lines()
         for ip, inf in bad.items():
             roles = ", ".join(sorted(inf.roles))
             names = f" ({', '.join(sorted(inf.names)[:3])})" if inf.names else ""
@@ -118,6 +120,15 @@ class Report:
                 extra.append("listed in threat intel: " + "; ".join(inf.ti[:2]))
             out.append(f"- {ip}{names}: {roles}" + (f"; {'; '.join(extra)}" if extra else "") + ".")
         return out
+
+    def ti_lines(self: Analyst) -> list[str]:
+        if not self.ti_total:
+            return []
+        hits = sorted(self.ti_matches)
+        rest = self.ti_total - len({v for _, _, v in self.ti_hits})
+        return [f"Threat-intel sweep: the {self.ti_total} indicators in logs-ti_* were joined against zeek connection "
+                f"addresses and DNS names; only {', '.join(hits) or 'none'} matched our telemetry. The other {rest} "
+                "indicators did not match any activity (no other match), so nothing else is blocked."]
 
     def story(self: Analyst) -> list[str]:
         """The attack in a few sentences, from the structured findings."""
@@ -194,6 +205,10 @@ class Report:
             out.append(f"**Verdict: reconnaissance without exploitation.** {ip} scanned {', '.join(targets)}{tool}. "
                        "No web server started a shell and no host connected back to it: no compromise, "
                        "no code execution on the scanned servers.")
+        for host, ip, ports, targets, first, tools in self.internal_scanners[:3]:
+            out.append(f"Told apart: {host} ({ip}) also swept {ports} ports on {targets} hosts from "
+                       f"{clock.short(first)} UTC; it is an internal host running {tools}, the organisation's own "
+                       "authorised vulnerability scanner, a different source and time from this scan.")
         for host, url, ua, when in self.exposures[:6]:
             out.append(f"Finding to fix: {host} served {url} to the scanner ({clock.short(when)}, user agent {ua}): "
                        f"an exposed .git repository / sensitive file on {host} (source-code exposure); remove it from "
@@ -218,8 +233,9 @@ class Report:
             dl = getattr(self, "downloads", [])
             if dl:
                 d = dl[0]
+                pkg = base(str(d.get("url.original") or "")).split("_")[0]
                 out.append(f"The package came from {d.get('url.domain')} ({d.get('destination.ip')}): zeek http shows "
-                           f"{d.get('user_agent.original')} fetching {d.get('url.original')} at "
+                           f"{d.get('user_agent.original')} downloading the {pkg} package at "
                            f"{clock.short(str(d.get('@timestamp')))}, just before dpkg ran.")
             _ = m
         else:
@@ -233,7 +249,8 @@ class Report:
         pats = [p for p in self.pattern_info if p["mine"]]
         for p in pats[:1]:
             others = [h for h in p["hosts"] if h != host]
-            out.append(f"The same alert fired on the other servers ({', '.join(others[:6])}) {p['when']}: the same "
+            named = f" ({', '.join(others)})" if len(others) <= 4 else ""
+            out.append(f"The same alert fired on the {len(others)} other servers{named} {p['when']}: the same "
                        "scheduled job on every server.")
         if not self.follow_on:
             out.append("Nothing followed on the host: no outbound connection, no staging and no persistence from that "
@@ -254,7 +271,8 @@ class Report:
         out = []
         chain: list[Proc] = seed.get("chain") or []
         if chain:
-            out.append("Process chain: " + " <- ".join(f"`{p.short(90)}` ({p.user})" for p in chain[:6]) + ".")
+            out.append("Process chain: " + " <- ".join(f"`{p.short(200 if i == 0 else 90)}` ({p.user})"
+                                                       for i, p in enumerate(chain[:6])) + ".")
         login = seed.get("login")
         if login is not None:
             out.append(f"Login: \"{login.message}\" at {clock.short(login.time)}.")
@@ -275,8 +293,8 @@ class Report:
         cmds = []
         for e in sorted(eids, key=lambda x: self.case.procs[x].start if x in self.case.procs else ""):
             p = self.case.procs.get(e)
-            if p and p.name not in ("sshd", "bash", "sh", "dash") and p.cmd not in cmds:
-                cmds.append(p.short(60))
+            if p and not p.cmd.startswith("sshd:") and not interactive_shell(p) and p.bare() not in cmds:
+                cmds.append(p.bare())
         return cmds
 
     # -- chain and scope ---------------------------------------------------------------------------------------

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_soclab.agents.analyst.tradecraft import Behaviour
+from pytest_soclab.agents.analyst.tradecraft import Behaviour, credential_kind, unusual_executable
 
 
 @dataclass
@@ -53,8 +54,19 @@ class Proc:
         return max((b.weight for b in self.behaviours), default=0)
 
     def short(self, n: int = 110) -> str:
-        c = self.cmd or self.exe or self.name
+        """The command line as a report quotes it: redirections to /dev/null and backgrounding dropped,
+        and the program named by its file name unless where it lives is the point (an implant)."""
+        c = re.sub(r"\s*(?:[12&]?>>?\s*/dev/null|2>&1)", "", self.cmd or self.exe or self.name).rstrip(" &")
+        if not unusual_executable(self.exe):
+            c = re.sub(r"^/(?:[\w.+-]+/)+([\w.+-]+)", r"\1", c)
         return c if len(c) <= n else c[: n - 1] + "…"
+
+    def bare(self) -> str:
+        """Program and options only: for routine commands whose file arguments are not the point."""
+        toks = self.short(200).split()
+        toks = [re.sub(r"^/(?:usr/)?s?bin/", "", t) for t in toks]
+        keep = [t for t in toks[1:] if not t.startswith("/") or credential_kind(t)]
+        return " ".join([toks[0], *keep]) if toks else self.name
 
 
 @dataclass

@@ -113,6 +113,11 @@ def mentions_any(text: str | None, words: tuple[str, ...]) -> str | None:
     return None
 
 
+def all_mentions(text: str | None, words: tuple[str, ...]) -> list[str]:
+    t = (text or "").lower()
+    return [w for w in words if re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", t)]
+
+
 def in_writable_dir(path: str | None) -> bool:
     return bool(path) and str(path).startswith(WRITABLE_DIRS)
 
