@@ -67,7 +67,7 @@ class Context:
                 break
         tools = sorted({t for r in rows for t in all_mentions(f"{r.get('process.name')} "
                                                               f"{r.get('process.parent.command_line')}", SCANNER_TOOLS)})
-        prof = {"host": host, "tool": tool, "tools": tools, "ips": self.case.hosts.get(host, [])}
+        prof = {"host": host, "tool": tool, "tools": tools, "ips": self.case.inventory.get(host, [])}
         self.profiles[host] = prof
         return prof
 
@@ -123,7 +123,7 @@ class Context:
 
     def package_download(self: Analyst, host: str, when: str) -> list[dict[str, Any]]:
         """The package downloads of an update: zeek http from the host to its mirrors just before."""
-        ips = self.case.hosts.get(host, [])
+        ips = self.case.inventory.get(host, [])
         if not ips:
             return []
         return self.tel.esql(
@@ -178,7 +178,7 @@ class Context:
         if not starts:
             return
         lo, hi = starts[0], clock.shift(starts[-1], 3600)
-        attacker_ips = sorted({ip for h in self.case.implicated for ip in self.case.hosts.get(h, [])}
+        attacker_ips = sorted({ip for h in self.case.implicated for ip in self.case.inventory.get(h, [])}
                               | {ip for ip, inf in self.case.infra.items() if inf.roles and not inf.popular})
         for host in sorted(self.case.exposed_hosts):
             if host in self.case.implicated or not attacker_ips:

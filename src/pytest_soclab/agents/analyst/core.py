@@ -116,7 +116,7 @@ class Analyst(Triage, Tracing, Network, Context, Verdict, Response, Report):
             ips = r.get("ips") or []
             ips = [str(i) for i in (ips if isinstance(ips, list) else [ips])]
             name = str(r.get("host.name"))
-            self.case.hosts[name] = sorted(ips)
+            self.case.inventory[name] = sorted(ips)
             for ip in ips:
                 self.case.ip_host[ip] = name
 
@@ -141,7 +141,7 @@ class Analyst(Triage, Tracing, Network, Context, Verdict, Response, Report):
         for ip, inf in sorted(self.case.infra.items()):
             if not inf.roles & {"scanner", "attacker"}:
                 continue
-            targets = sorted(h for h in inf.contacts if h in self.case.hosts)
+            targets = sorted(h for h in inf.contacts if h in self.case.inventory)
             since = min((s.time for s in self.case.steps if s.time), default="")
             shells = self.exploitation_check(targets, since) if since else []
             if shells:

@@ -73,6 +73,8 @@ class Network:
             inf = self.infra(ip)
             inf.contacts[p.host] = inf.contacts.get(p.host, 0) + n
             inf.roles.add(role)
+            if role == "exfil":
+                inf.exfil_from.add(p.host)
             many = f" {n} times between {clock.short(r['first'])} and {clock.short(r['last'])}" if n > 1 else ""
             self.case.step(r["first"], p.host, f"{p.name} (pid {p.pid}) on {p.host} connected to {ip}:{port}{many} "
                            f"({what})", NET, r.get("id"), "T1071.001" if port in (80, 443) and role == "c2" else
@@ -86,7 +88,7 @@ class Network:
 
     # -- the way in over the web ---------------------------------------------------------------------------
     def web_entry(self: Analyst, host: str, roots: list[Proc]) -> None:
-        ips = self.case.hosts.get(host, [])
+        ips = self.case.inventory.get(host, [])
         if not ips or not roots:
             return
         spans = " OR ".join(f"({clock.between(r.start, -15, 1)})" for r in roots[:12])
@@ -208,9 +210,10 @@ class Network:
                 big = int(r.get("big") or 0)
                 if big >= 1_000_000:
                     inf.roles.add("exfil")
+                    inf.exfil_from.add(host)
                     inf.why.append(f"{host} sent {big / 1e6:.1f} MB in one connection to port {r.get('destination.port')}")
         for ip, inf in self.case.infra.items():
-            internal_clients = [h for h in inf.contacts if h in self.case.hosts]
+            internal_clients = [h for h in inf.contacts if h in self.case.inventory]
             if len(internal_clients) >= POPULAR_CLIENTS and not inf.roles & {"attacker", "reverse-shell"}:
                 inf.popular = True
         ips = [ip for ip in ips if not self.case.infra[ip].popular]
@@ -274,13 +277,13 @@ class Network:
         talked = {h for ip in bad for h in self.case.infra[ip].contacts}
         implicated = set(self.case.implicated)
         peers = sorted(
-            h for h in self.case.hosts
+            h for h in self.case.inventory
             if h not in implicated and h not in talked
             and any(name_stem(h) == name_stem(i) and h != i and
-                    {subnet24(a) for a in self.case.hosts[h]} & {subnet24(a) for a in self.case.hosts.get(i, [])}
+                    {subnet24(a) for a in self.case.inventory[h]} & {subnet24(a) for a in self.case.inventory.get(i, [])}
                     for i in implicated)
         )
-        others = sorted(h for h in talked if h in self.case.hosts and h not in implicated)
+        others = sorted(h for h in talked if h in self.case.inventory and h not in implicated)
         names = sorted({n for ip in bad for n in self.case.infra[ip].names})
         label = ", ".join(bad[:4]) + (f" / {', '.join(names[:3])}" if names else "")
         if others:
@@ -415,7 +418,7 @@ class Network:
                        f"{clock.short(str(r['last']))}, all through the resolver {', '.join(rnames)}: DNS tunnelling",
                        ZDNS, samples[0].get("_id") if samples else r.get("id"), "T1071.004")
         self.case.techniques.setdefault("T1048.003", "exfiltration over DNS")
-        if client not in self.case.hosts:
+        if client not in self.case.inventory:
             return
         procs = self.tel.esql(
             f"FROM {NET} METADATA _id | WHERE host.name == {q(client)} AND destination.port == 53 AND "

@@ -164,6 +164,8 @@ class Report:
             for a in arts:
                 if a.role == "implant":
                     s.append(f"Implant {a.path} on {host} ({a.why}).")
+            for p in self.live_shells(host):
+                s.append(f"A reverse shell is still open on {host}: `{p.short(90)}` (pid {p.pid}, {p.user}).")
             pers = [a.path for a in arts if a.role == "persistence"]
             if pers:
                 s.append(f"Persistence on {host}: {', '.join(pers)}.")
@@ -172,7 +174,8 @@ class Report:
         exfil = [(ip, inf) for ip, inf in sorted(c.infra.items()) if "exfil" in inf.roles and not inf.popular]
         if exfil:
             s.append("Data exfiltration to " + ", ".join(
-                f"{ip} from {', '.join(sorted(h for h in inf.contacts if h in c.implicated))}" for ip, inf in exfil) + ".")
+                f"{ip} from {', '.join(sorted(inf.exfil_from & set(c.implicated)) or sorted(inf.contacts))}"
+                for ip, inf in exfil) + ".")
         tunnel = getattr(self, "tunnel", None)
         if tunnel and tunnel.get("process") is not None:
             s.append(f"The stolen data left through DNS tunnelling: {tunnel['count']} {tunnel['types']} queries under "
@@ -180,6 +183,12 @@ class Report:
         if len(self.hops()) > 1:
             s.append("Path of the intrusion: " + " -> ".join(self.hops()) + ".")
         return s
+
+    def live_shells(self: Analyst, host: str) -> list[Proc]:
+        c = self.case
+        return sorted((p for e in c.cluster.get(host, set()) for p in [c.procs.get(e)]
+                       if p is not None and p.ended is False and any(b.tag == "reverse_shell" for b in p.behaviours)),
+                      key=lambda p: (p.start, p.eid))
 
     def web_parent(self: Analyst, host: str) -> str:
         roots = self.web_hosts.get(host) or []
@@ -200,7 +209,7 @@ class Report:
         out = []
         scanners = [(ip, inf) for ip, inf in sorted(c.infra.items()) if inf.roles & {"scanner", "attacker"}]
         for ip, inf in scanners:
-            targets = sorted(h for h in inf.contacts if h in c.hosts)
+            targets = sorted(h for h in inf.contacts if h in c.inventory)
             tool = f" and brute-forced web paths with {', '.join(sorted(self.scan_tools))}" if self.scan_tools else ""
             out.append(f"**Verdict: reconnaissance without exploitation.** {ip} scanned {', '.join(targets)}{tool}. "
                        "No web server started a shell and no host connected back to it: no compromise, "
@@ -319,7 +328,7 @@ class Report:
         if c.verdict == "malicious":
             for h in self.hops():
                 e = c.entries.get(h)
-                ips = ", ".join(c.hosts.get(h, []))
+                ips = ", ".join(c.inventory.get(h, []))
                 out.append(f"- {h} ({ips}): compromised" + (f", entry: {e.detail}" if e else "") + ".")
             for lg in c.failed_logins:
                 out.append(f"- {lg.host}: one failed ssh attempt as {lg.user} from {lg.src_host}; no session opened "
@@ -374,7 +383,7 @@ class Report:
         tunnel = getattr(self, "tunnel", None)
         if tunnel:
             out.append(tunnel["domain"])
-        out += sorted({a.path for a in c.artifacts.values() if a.role in ("implant", "webshell")})
+        out += sorted({a.path for a in c.artifacts.values() if a.role in ("implant", "webshell", "modified")})
         return list(dict.fromkeys(out))
 
     def evidence_refs(self: Analyst) -> list[dict[str, str]]:

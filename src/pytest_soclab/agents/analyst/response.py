@@ -36,8 +36,10 @@ class Response:
         for host in c.implicated:
             running = running_targets([c.procs[e] for e in c.cluster[host] if e in c.procs])
             for p in running:
+                what = max(p.behaviours, key=lambda b: b.weight).what if p.behaviours else \
+                    f"the attacker's {p.name} held open by its parent"
                 plan.append(("kill_process", {"host": host, "pid": int(p.pid or 0)},
-                             f"stop {p.exe or p.name} (pid {p.pid}), still running"))
+                             f"{p.short(60)} (pid {p.pid}) is still running: {what}"))
             for (h, path), art in sorted(c.artifacts.items()):
                 if h == host and art.role == "persistence":
                     plan.append(("remove_persistence", {"host": host, "path": path}, f"remove {art.why}"))
@@ -59,7 +61,7 @@ class Response:
 
     def used_as_foothold(self: Analyst, host: str) -> bool:
         """The attacker worked from this host: logins from it, credentials taken on it, or data sent."""
-        ips = set(self.case.hosts.get(host, []))
+        ips = set(self.case.inventory.get(host, []))
         return any(lg.src_ip in ips for lg in self.case.logins + self.case.failed_logins) or bool(self.stolen.get(host)) \
             or any(host in inf.contacts and inf.roles & {"reverse-shell", "exfil"} for inf in self.case.infra.values())
 

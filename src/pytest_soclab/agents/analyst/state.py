@@ -101,6 +101,7 @@ class Infra:
     beacon_min: float | None = None
     ti: list[str] = field(default_factory=list)
     popular: bool = False  # many internal clients: a business service, never blocked
+    exfil_from: set[str] = field(default_factory=set)  # hosts that sent data to it
     why: list[str] = field(default_factory=list)
 
 
@@ -136,7 +137,7 @@ class Entry:
 
 @dataclass
 class CaseState:
-    hosts: dict[str, list[str]] = field(default_factory=dict)  # every host -> its ips
+    inventory: dict[str, list[str]] = field(default_factory=dict)  # every host in the telemetry -> its ips
     ip_host: dict[str, str] = field(default_factory=dict)
     procs: dict[str, Proc] = field(default_factory=dict)
     cluster: dict[str, set[str]] = field(default_factory=dict)  # host -> attacker process entity ids
@@ -165,6 +166,11 @@ class CaseState:
     def implicated(self) -> list[str]:
         return sorted(h for h, eids in self.cluster.items() if eids)
 
+    @property
+    def hosts(self) -> dict[str, list[str]]:
+        """The compromised hosts and their addresses (what agents built on this one act on)."""
+        return {h: self.inventory.get(h, []) for h in self.implicated}
+
     def step(self, time: str, host: str, text: str, index: str = "", doc_id: str | None = None,
              technique: str = "") -> None:
         key = (host, text)
@@ -175,4 +181,11 @@ class CaseState:
             self.techniques.setdefault(technique, "")
 
     def artifact(self, path: str, host: str, role: str, why: str, time: str = "", technique: str = "") -> None:
-        self.artifacts.setdefault((host, path), Artifact(path, host, role, why, time, technique))
+        """Record a file; a file seen again in a weightier role (dropped, then run as an implant) is upgraded."""
+        old = self.artifacts.get((host, path))
+        if old is None or _ROLE_RANK.get(role, 0) > _ROLE_RANK.get(old.role, 0):
+            self.artifacts[(host, path)] = Artifact(path, host, role, why, time or (old.time if old else ""),
+                                                    technique or (old.technique if old else ""))
+
+
+_ROLE_RANK = {"modified": 1, "dropped": 2, "staging": 3, "credential": 3, "persistence": 4, "webshell": 5, "implant": 6}

@@ -251,7 +251,8 @@ class Tracing:
 
     def mark_login(self: Analyst, login: Login) -> None:
         how = f"{login.method} " if login.method else ""
-        after = f" after {login.failures} failed attempts" if login.failures else ""
+        after = f" after {login.failures} failed attempts (\"{login.fail_msg}\")" if login.failures and login.fail_msg \
+            else f" after {login.failures} failed attempts" if login.failures else ""
         src = f"{login.src_ip}" + (f" ({login.src_host})" if login.src_host else "")
         self.case.step(login.time, login.host, f"{login.user} logged in to {login.host} over ssh with {how}"
                        f"authentication from {src}{after}: \"{login.message}\"", AUTH, login.doc_id,
@@ -264,7 +265,7 @@ class Tracing:
         if not src_host or src_host in self.hops_done:
             return
         self.hops_done.add(src_host)
-        dst_ips = self.case.hosts.get(login.host, [])
+        dst_ips = self.case.inventory.get(login.host, [])
         if not dst_ips:
             return
         rows = self.tel.esql(
@@ -312,7 +313,7 @@ class Tracing:
         for r in rows:
             p = self.case.procs.get(r.get("process.entity_id"))
             ip = str(r.get("destination.ip") or "")
-            if p is None or not ip or ip in self.case.hosts.get(p.host, []):
+            if p is None or not ip or ip in self.case.inventory.get(p.host, []):
                 continue
             self.connections.append((p, ip, r))
 
@@ -348,7 +349,7 @@ class Tracing:
                 if b.tag != "lateral" or "@" not in b.target:
                     continue
                 user, dest = b.target.split("@", 1)
-                host = self.case.ip_host.get(dest) or (dest if dest in self.case.hosts else None)
+                host = self.case.ip_host.get(dest) or (dest if dest in self.case.inventory else None)
                 if host and host != p.host:
                     targets.setdefault(f"{host}|{user}|{p.host}", (user, p))
         for key in sorted(targets):
@@ -356,7 +357,7 @@ class Tracing:
             self.lateral_logins(src, host, user, targets[key][1])
 
     def lateral_logins(self: Analyst, src: str, host: str, user: str, p: Proc) -> None:
-        src_ips = self.case.hosts.get(src, [])
+        src_ips = self.case.inventory.get(src, [])
         if not src_ips or (src, host, user) in self.lateral_done:
             return
         self.lateral_done.add((src, host, user))
@@ -366,14 +367,24 @@ class Tracing:
             "| KEEP @timestamp, _id, event.outcome, user.name, source.ip, message, process.pid, system.auth.ssh.method "
             "| SORT @timestamp | LIMIT 20"
         )
-        for r in rows:
-            login = Login(host, user, str(r.get("source.ip")), str(r.get("system.auth.ssh.method") or ""), r["@timestamp"],
-                          r.get("process.pid"), r.get("_id"), str(r.get("message") or ""), 0, src, True)
-            if r.get("event.outcome") != "success":
+        ok = [r for r in rows if r.get("event.outcome") == "success"]
+        fails = [r for r in rows if r.get("event.outcome") != "success"]
+        if not ok:
+            # Only failures: the attacker tried and did not get in.
+            for r in fails[:1]:
+                login = Login(host, user, str(r.get("source.ip")), str(r.get("system.auth.ssh.method") or ""),
+                              r["@timestamp"], r.get("process.pid"), r.get("_id"), str(r.get("message") or ""), len(fails),
+                              src, True)
                 self.case.failed_logins.append(login)
                 self.case.step(r["@timestamp"], host, f"failed ssh login as {user} from {src}: \"{login.message}\"",
                                AUTH, r.get("_id"), "T1021.004")
-                continue
+            return
+        for r in ok[:3]:
+            before = [f for f in fails if f["@timestamp"] <= r["@timestamp"]]
+            login = Login(host, user, str(r.get("source.ip")), str(r.get("system.auth.ssh.method") or ""), r["@timestamp"],
+                          r.get("process.pid"), r.get("_id"), str(r.get("message") or ""), len(before), src, True,
+                          [str(f.get("_id")) for f in before], str(before[-1].get("message") or "") if before else "")
+            fails = [f for f in fails if f not in before]
             self.case.logins.append(login)
             self.mark_login(login)
             if login.sshd_pid is None:

@@ -276,8 +276,9 @@ def classify(cmd: str | None, name: str | None, exe: str | None, parent: str | N
     if cred:
         heavy = n in ("cp", "tar", "zip", "scp", "curl", "base64", "xxd", "gzip", "7z", "rsync") or \
             bool(re.search(r"\s(?:>|>>)\s*/", c))
-        add(Behaviour("credential", 4 if heavy else 3, "T1003.008" if "shadow" in low else "T1552",
-                      f"accesses {cred}", cred))
+        tech = "T1003.008" if "shadow" in low else "T1003.003" if re.search(r"sam\.ldb|ntds\.dit|secrets\.ldb", low) \
+            else "T1552.004" if "private key" in cred or "ssh keys" in cred else "T1552.001"
+        add(Behaviour("credential", 4 if heavy else 3, tech, f"accesses {cred}", cred))
     if n == "sudo" and "../" in c:
         add(Behaviour("privesc", 5, "T1548.003", "abuses a sudo rule with a path traversal"))
     if (is_shell(n) or is_interpreter(n)) and base(parent) in PAGERS_EDITORS:

@@ -85,7 +85,7 @@ class Triage:
         if dst and not is_internal(dst) and is_ip(dst):
             self.investigate_external(dst, f"destination of the alert \"{a.get('kibana.alert.rule.name')}\"")
             return
-        if host in self.case.hosts:
+        if host in self.case.inventory:
             self.sweep_host(host, str(a.get("@timestamp")))
 
     # -- hunts ------------------------------------------------------------------------------------------------
@@ -96,7 +96,7 @@ class Triage:
             self.volume_hunt(host)
         if _DNS_WORDS.search(prompt):
             self.dns_hunt()
-        if not self.seeds_found and not self.externals_done and host in self.case.hosts:
+        if not self.seeds_found and not self.externals_done and host in self.case.inventory:
             self.sweep_host(host, None)
         if not self.seeds_found and not self.externals_done:
             self.sweep_estate()
@@ -162,7 +162,7 @@ class Triage:
 
     def volume_hunt(self: Analyst, host: str | None) -> None:
         """The largest single outbound transfers to the internet; the outliers are the lead."""
-        src = f"source.ip IN ({q_in(self.case.hosts.get(host, []))})" if host in self.case.hosts else \
+        src = f"source.ip IN ({q_in(self.case.inventory.get(host, []))})" if host in self.case.inventory else \
             'CIDR_MATCH(source.ip, "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")'
         rows = self.tel.esql(
             f"FROM {ZCONN} | WHERE {src} AND NOT CIDR_MATCH(destination.ip, \"10.0.0.0/8\", \"172.16.0.0/12\", "

@@ -75,6 +75,9 @@ class Verdict:
                                        + (", still running" if p.ended is False else ""), p.start, main.technique)
                 if main.tag == "package_install":
                     self.origin_package = (host, p)
+                    entry = self.case.entries.get(host)
+                    if entry is not None:
+                        entry.kind, entry.detail = "package", f"the package installed by `{p.short(80)}`"
 
     def note_credentials(self: Analyst, p: Proc) -> None:
         for b in p.behaviours:
@@ -85,7 +88,7 @@ class Verdict:
                 if not credential_kind(path):
                     continue
                 parts = set(path.strip("/").split("/"))
-                for h in self.case.hosts:
+                for h in self.case.inventory:
                     if h in parts and h != p.host:
                         self.case.exposed_hosts.setdefault(h, f"{b.target} of {h} read from {p.host}")
                         self.exposed_files.setdefault(h, []).append(path)
