@@ -11,6 +11,7 @@ from pytest_soclab.agents.analyst.state import Proc
 from pytest_soclab.agents.analyst.trace import interactive_shell
 from pytest_soclab.agents.analyst.tradecraft import base
 from pytest_soclab.reference import attack_techniques
+from pytest_soclab.tools import DESTRUCTIVE_TOOLS
 
 if TYPE_CHECKING:
     from pytest_soclab.agents.analyst.core import Analyst
@@ -24,6 +25,13 @@ _DONE = {
     "block_ip": "Blocked {ip} at the perimeter",
     "isolate_host": "Isolated {host} from the network",
     "disable_user": "Disabled the account {user}",
+}
+
+
+_RECOMMEND = {
+    "remove_persistence": "Remove the persistence {path} on {host}",
+    "disable_user": "Disable the account {user}",
+    "delete_file": "Delete {path} on {host}",
 }
 
 
@@ -399,7 +407,12 @@ class Report:
                        + ".")
         planned = {(t, tuple(sorted(a.items()))) for t, a, _, _ in done}
         for tool, args, why in self.response_plan():
-            if (tool, tuple(sorted(args.items()))) not in planned and tool != "kill_process":
+            if (tool, tuple(sorted(args.items()))) in planned or tool == "kill_process":
+                continue
+            if tool in DESTRUCTIVE_TOOLS:
+                out.append(f"- {_RECOMMEND.get(tool, tool).format(**args)} ({why}); left for a human to approve, "
+                           "after a copy is preserved.")
+            else:
                 out.append(f"- Recommended: {_fmt(tool, args).lower()}: {why}.")
         out += [f"- {r}" for r in self.follow_ups()]
         if not out:

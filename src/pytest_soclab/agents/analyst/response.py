@@ -10,8 +10,10 @@ Policy (the order a responder follows):
   exploitation or of a scan); never an address many internal hosts use (a business service);
 - disable accounts whose credentials the attacker logged in with, except accounts that run a scheduled
   job (rotate their credentials instead: disabling them breaks the job);
-- act only on strong evidence; a benign verdict takes no action. Nothing is wiped or deleted: evidence
-  stays for the forensics.
+- act only on strong evidence; a benign verdict takes no action;
+- execute only reversible containment (stop a process, isolate a host, block an address); the actions
+  soclab counts as destructive (removing a file or a persistence entry, disabling an account, wiping)
+  are recommended for a human to approve after the evidence is preserved, never executed.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pytest_soclab.agents.analyst.tradecraft import is_internal, is_web_server
+from pytest_soclab.tools import DESTRUCTIVE_TOOLS
 
 if TYPE_CHECKING:
     from pytest_soclab.agents.analyst.core import Analyst
@@ -72,7 +75,7 @@ class Response:
         if not strong:
             return
         for tool, args, why in self.response_plan():
-            if tool in self.allowed:
+            if tool in self.allowed and tool not in DESTRUCTIVE_TOOLS:
                 self.execute(tool, args, why)
 
     def execute(self: Analyst, tool: str, args: dict[str, Any], why: str) -> bool:
