@@ -222,14 +222,21 @@ class Report:
             out.append(f"**Verdict: reconnaissance without exploitation.** {ip} scanned {', '.join(targets)}{tool}. "
                        "No web server started a shell and no host connected back to it: no compromise, "
                        "no code execution on the scanned servers.")
-        for host, ip, ports, targets, first, tools in self.internal_scanners[:3]:
-            out.append(f"Told apart: {host} ({ip}) also swept {ports} ports on {targets} hosts from "
-                       f"{clock.short(first)} UTC; it is an internal host running {tools}, the organisation's own "
-                       "authorised vulnerability scanner, a different source and time from this scan.")
-        for host, url, ua, when in self.exposures[:6]:
-            out.append(f"Finding to fix: {host} served {url} to the scanner ({clock.short(when)}, user agent {ua}): "
-                       f"an exposed .git repository / sensitive file on {host} (source-code exposure); remove it from "
-                       "the document root and rotate any secret it holds.")
+        for host, ip, ports, targets, _first, tools in self.internal_scanners[:3]:
+            out.append(f"Told apart: {host} ({ip}) also swept {ports} ports on {targets} hosts; it is an internal host "
+                       f"running {tools}, the organisation's own authorised vulnerability scanner, a different source "
+                       "from this scan.")
+        by_host: dict[str, list[tuple[str, str, str]]] = {}
+        for host, url, ua, when in self.exposures:
+            by_host.setdefault(host, []).append((url, ua, when))
+        for host, items in sorted(by_host.items()):
+            urls = ", ".join(u for u, _, _ in items[:6])
+            agents = ", ".join(sorted({a for _, a, _ in items}))
+            kind = "an exposed .git repository (source-code exposure)" if any("/.git" in u for u, _, _ in items) \
+                else "exposed sensitive files"
+            out.append(f"Finding to fix: {host} served {urls} to the scanner (from {clock.short(items[0][2])}, user "
+                       f"agents {agents}): {kind} on {host}; remove it from the document root and rotate any secret "
+                       "it holds.")
         return out
 
     def benign_verdict(self: Analyst) -> list[str]:

@@ -176,7 +176,7 @@ def subnet24(ip: str) -> str:
 
 
 def name_stem(host: str) -> str:
-    """web-01 -> web: hosts named alike usually share a role."""
+    """node-3 -> node: hosts named alike usually share a role."""
     return re.sub(r"[-_]?\d+$", "", host)
 
 
@@ -225,7 +225,7 @@ def _written_path(tok: list[str]) -> str | None:
         if flag in tok:
             i = tok.index(flag)
             if i + 1 < len(tok):
-                return tok[i + 1]
+                return re.split(r"[;&|]", tok[i + 1])[0]
     return None
 
 
