@@ -22,6 +22,12 @@ if TYPE_CHECKING:
     from pytest_soclab.agents.analyst.core import Analyst
 
 
+def on_days(days: list[str], hhmm: str) -> str:
+    from pytest_soclab.agents.analyst.core import on_days as _on_days
+
+    return _on_days(days, hhmm)
+
+
 class Context:
     def explain_process(self: Analyst, p: Proc) -> dict[str, Any]:
         """Who is behind a process: its session, its user, where the session came from and what that
@@ -100,8 +106,7 @@ class Context:
             hosts = sorted({str(a.get("host.name")) for a in group})
             days = sorted({clock.day(str(a.get("@timestamp"))) for a in group})
             times = sorted({clock.hm(str(a.get("@timestamp"))) for a in group})
-            when = f"around {times[0]} UTC" + (" on both nights" if len(days) == 2 else f" on {len(days)} days"
-                                                if len(days) > 2 else "")
+            when = f"around {times[0]} UTC" + on_days(days, times[0])
             self.pattern_info.append({"group": group, "info": info, "hosts": hosts, "days": days, "when": when,
                                       "mine": is_mine, "rule": trig.get("kibana.alert.rule.name") if trig else ""})
         for name, group in self.other_groups:

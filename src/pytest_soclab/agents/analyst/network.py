@@ -7,8 +7,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from pytest_soclab.agents.analyst import clock
-from pytest_soclab.agents.analyst.state import Infra, Proc
-from pytest_soclab.agents.analyst.store import FILE, NET, PROC, SURI, TI, ZCONN, ZDNS, ZHTTP, ZSSL, as_list, q, q_in
+from pytest_soclab.agents.analyst.state import Entry, Infra, Proc
+from pytest_soclab.agents.analyst.store import AUTH, FILE, NET, SURI, TI, ZCONN, ZDNS, ZHTTP, ZSSL, as_list, q, q_in
 from pytest_soclab.agents.analyst.tradecraft import (
     SCANNER_AGENTS,
     WEB_SERVER_PREFIXES,
@@ -26,6 +26,7 @@ _WEB_SCRIPT = re.compile(r"\.(?:php\d?|phtml|phar|jsp|jspx|aspx?|cgi|pl|py|twig|
 _SENSITIVE_WEB = re.compile(r"/\.(?:git|svn|hg|env|htpasswd|aws|ssh|DS_Store)(?:/|$)|\.(?:bak|old|sql|zip|tar\.gz)$|/backup",
                             re.IGNORECASE)
 POPULAR_CLIENTS = 3  # an outside address this many internal hosts use is a business service
+BRUTE_FORCE_FAILURES = 10  # failed logins from one outside address before a success: password guessing
 DB_PORTS = {5432: "PostgreSQL", 3306: "MySQL", 1433: "SQL Server", 27017: "MongoDB", 6379: "Redis", 1521: "Oracle"}
 
 
@@ -51,7 +52,7 @@ class Network:
                 peer = self.case.ip_host.get(ip)
                 if not peer:
                     continue
-                if port == 22:
+                if port == 22 and self.host_is_malicious(p.host):
                     self.lateral_logins_any(p, peer)
                 elif port in DB_PORTS:
                     self.case.step(r["first"], p.host, f"{p.name} (pid {p.pid}) read the {DB_PORTS[port]} database on "
@@ -328,7 +329,50 @@ class Network:
                 self.seeds_found.append(p)
         if targets:
             self.web_requests_from(ip, targets)
+        self.logins_from(ip)
         self.suricata_for(ip)
+
+    def logins_from(self: Analyst, ip: str) -> None:
+        """ssh logins from an outside address: failures then a success is a brute force that worked."""
+        rows = self.tel.esql(
+            f"FROM {AUTH} METADATA _id | WHERE source.ip == {q(ip)} | STATS n = COUNT(*), first = MIN(@timestamp), "
+            "last = MAX(@timestamp), id = MIN(_id) BY host.name, user.name, event.outcome | SORT first | LIMIT 100"
+        )
+        if not rows:
+            return
+        inf = self.infra(ip)
+        fails = sum(int(r.get("n") or 0) for r in rows if r.get("event.outcome") == "failure")
+        ok = [r for r in rows if r.get("event.outcome") == "success"]
+        if fails:
+            users = sorted({str(r.get("user.name")) for r in rows if r.get("event.outcome") == "failure"})
+            first = min(str(r.get("first")) for r in rows)
+            host = str(rows[0].get("host.name"))
+            self.case.step(first, host, f"auth.log: {fails} failed ssh logins from {ip} ({len(users)} accounts"
+                           f"{': ' + ', '.join(users[:4]) if len(users) <= 4 else ''})", AUTH, rows[0].get("id"),
+                           "T1110.001" if len(users) <= 2 else "T1110.003")
+            inf.roles.add("attacker")
+        if fails >= BRUTE_FORCE_FAILURES:
+            self.bruteforce_sources.add(ip)
+        for r in ok:
+            host = str(r.get("host.name"))
+            if host not in self.case.inventory:
+                continue
+            inf.contacts[host] = inf.contacts.get(host, 0) + int(r.get("n") or 0)
+            sessions = self.tel.esql(
+                f"FROM {AUTH} METADATA _id | WHERE source.ip == {q(ip)} AND host.name == {q(host)} AND "
+                "event.outcome == \"success\" | KEEP @timestamp, _id, user.name, process.pid, message "
+                "| SORT @timestamp | LIMIT 5"
+            )
+            for s in sessions:
+                if s.get("process.pid") is None:
+                    continue
+                priv = self.procs_where(f"host.name == {q(host)} AND process.pid == {int(s['process.pid'])} AND "
+                                        f"{clock.between(str(s['@timestamp']), -60, 60)}", 3)
+                if priv:
+                    self.add_cluster(host, self.subtree(host, priv))
+                    self.case.entries.setdefault(host, Entry(host, "ssh", f"ssh login as {s.get('user.name')} "
+                                                             f"from {ip}", str(s["@timestamp"])))
+                    self.session_roots.append((host, priv[0]))
 
     def web_requests_from(self: Analyst, ip: str, targets: list[str]) -> None:
         rows = self.tel.esql(
@@ -440,7 +484,3 @@ def registered(name: str) -> list[str]:
     """The name and its parent domains down to two labels: cdn.x.net -> [cdn.x.net, x.net]."""
     parts = name.lower().strip(".").split(".")
     return [".".join(parts[i:]) for i in range(0, max(1, len(parts) - 1))]
-
-
-def proc_rows_by_name(names: list[str]) -> str:
-    return f"FROM {PROC} | WHERE process.name IN ({q_in(names)})"

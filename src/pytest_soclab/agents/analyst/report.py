@@ -160,8 +160,13 @@ class Report:
                 lg = next((lg for lg in c.logins if lg.host == host and lg.malicious), None)
                 if lg is not None:
                     after = f" after {lg.failures} failed attempts" if lg.failures else ""
-                    s.append(f"On {host}, the attacker logged in as {lg.user} over ssh ({lg.method}) from "
-                             f"{lg.src_host or lg.src_ip} ({lg.src_ip}){after} (lateral movement, T1021.004).")
+                    if lg.src_host:
+                        s.append(f"On {host}, the attacker logged in as {lg.user} over ssh ({lg.method}) from "
+                                 f"{lg.src_host} ({lg.src_ip}){after} (lateral movement, T1021.004).")
+                    else:
+                        how = " by guessing the password (T1110.001)" if lg.failures >= 5 else " with valid credentials " \
+                            "(T1078)"
+                        s.append(f"On {host}, {lg.src_ip} logged in over ssh as {lg.user}{how}{after}.")
             elif getattr(self, "origin_package", None) and self.origin_package[0] == host:
                 p: Proc = self.origin_package[1]
                 pkg = next((b.target for b in p.behaviours if b.tag == "package_install"), "")
@@ -264,18 +269,26 @@ class Report:
             _ = m
         else:
             who = self.describe(seed) if seed else "the estate's own automation"
-            kind = "authorised vulnerability scan" if label == "scanner" else \
-                "authorised configuration management" if label == "config-management" else "authorised activity"
-            out.append(f"**Verdict: {kind}, not credential theft or an intrusion.** The alert \"{rule}\" on {host} ran "
-                       f"as {who}.")
+            kind = {
+                "scanner": "authorised vulnerability scan",
+                "config-management": f"authorised configuration management ({seed.get('tool')})",
+            }.get(str(label), "")
+            if not kind:
+                kind = "a scheduled job of the host (cron)" if seed.get("kind") == "cron" else \
+                    f"routine administrative work by {who.split(' ')[0]}" if seed.get("login") is not None else \
+                    "the estate's own software at work"
+            out.append(f"**Verdict: {kind}, not an intrusion.** The alert \"{rule}\" on {host} ran as {who}.")
             for step in self.benign_chain(seed):
                 out.append(step)
         pats = [p for p in self.pattern_info if p["mine"]]
         for p in pats[:1]:
             others = [h for h in p["hosts"] if h != host]
-            named = f" ({', '.join(others)})" if len(others) <= 4 else ""
-            out.append(f"The same alert fired on the {len(others)} other servers{named} {p['when']}: the same "
-                       "scheduled job on every server.")
+            if others:
+                named = f" ({', '.join(others)})" if len(others) <= 4 else ""
+                out.append(f"The same alert fired on the {len(others)} other servers{named} {p['when']}: the same "
+                           "scheduled job on every server.")
+            elif len(p["days"]) > 1:
+                out.append(f"The same alert fires on {host} at the same time of day {p['when']}: a recurring job.")
         if not self.follow_on:
             out.append("Nothing followed on the host: no outbound connection, no staging and no persistence from that "
                        "activity (no follow-on).")
@@ -417,8 +430,8 @@ class Report:
             if (tool, tuple(sorted(args.items()))) in planned or tool == "kill_process":
                 continue
             if tool in DESTRUCTIVE_TOOLS:
-                out.append(f"- {_RECOMMEND.get(tool, tool).format(**args)} ({why}); left for a human to approve, "
-                           "after a copy is preserved.")
+                keep = ", after a copy is preserved" if "path" in args else ""
+                out.append(f"- {_RECOMMEND.get(tool, tool).format(**args)} ({why}); left for a human to approve{keep}.")
             else:
                 out.append(f"- Recommended: {_fmt(tool, args).lower()}: {why}.")
         out += [f"- {r}" for r in self.follow_ups()]

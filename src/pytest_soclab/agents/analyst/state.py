@@ -65,7 +65,7 @@ class Proc:
         """Program and options only: for routine commands whose file arguments are not the point."""
         toks = self.short(200).split()
         toks = [re.sub(r"^/(?:usr/)?s?bin/", "", t) for t in toks]
-        keep = [t for t in toks[1:] if not t.startswith("/") or credential_kind(t)]
+        keep = [t if not t.startswith("/") or credential_kind(t) else "…" for t in toks[1:]]
         return " ".join([toks[0], *keep]) if toks else self.name
 
 

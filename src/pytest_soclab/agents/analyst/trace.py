@@ -59,13 +59,13 @@ def interactive_shell(p: Proc) -> bool:
 
 
 def malice(procs: list[Proc]) -> tuple[int, int]:
-    """(score, strongest weight) of a set of processes: each distinct behaviour counts once."""
-    seen: dict[tuple[str, str], int] = {}
+    """(score, strongest weight) of a set of processes: each kind of behaviour counts once, at its
+    strongest (a scheduled job that connects to ten hosts is one lateral-looking behaviour, not ten)."""
+    best: dict[str, int] = {}
     for p in procs:
         for b in p.behaviours:
-            key = (b.tag, b.target or b.what)
-            seen[key] = max(seen.get(key, 0), b.weight)
-    return sum(seen.values()), max(seen.values(), default=0)
+            best[b.tag] = max(best.get(b.tag, 0), b.weight)
+    return sum(best.values()), max(best.values(), default=0)
 
 
 class Tracing:
@@ -239,7 +239,7 @@ class Tracing:
                 if not p.behaviours:
                     p.behaviours = classify(p.cmd, p.name, p.exe, p.parent_name, p.parent_cmd)
             score, top = malice(procs)
-            login.malicious = score >= MALICE_THRESHOLD or top >= 5
+            login.malicious = score >= MALICE_THRESHOLD or top >= 5 or login.src_ip in self.bruteforce_sources
             self.case.logins.append(login)
             if not login.malicious:
                 continue
@@ -341,10 +341,18 @@ class Tracing:
                 self.case.step(r["@timestamp"], host, f"{who} wrote {path}", FILE, r.get("_id"),
                                "T1105" if role == "dropped" else "T1074.001")
 
+    def host_is_malicious(self: Analyst, host: str) -> bool:
+        procs = [self.case.procs[e] for e in self.case.cluster.get(host, set()) if e in self.case.procs]
+        score, top = malice(procs)
+        return score >= MALICE_THRESHOLD or top >= 5 or any(lg.malicious and lg.host == host for lg in self.case.logins)
+
     def follow_lateral(self: Analyst, procs: list[Proc]) -> None:
-        """ssh / scp from the attacker's processes: the logins they produced on the next hosts."""
+        """ssh / scp from the attacker's processes: the logins they produced on the next hosts. Only from a
+        host whose activity is harmful: a backup job that logs in everywhere is not lateral movement."""
         targets: dict[str, tuple[str, Proc]] = {}
         for p in procs:
+            if not self.host_is_malicious(p.host):
+                continue
             for b in p.behaviours:
                 if b.tag != "lateral" or "@" not in b.target:
                     continue

@@ -189,6 +189,9 @@ _USER_AT = re.compile(r"(?<![\w.-])([a-z_][\w.-]*)@((?:\d{1,3}\.){3}\d{1,3}|[a-z
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)")
 
 
+_KEY_USERS = frozenset({"ssh", "scp", "sftp", "rsync", "sshpass", "git"})
+
+
 @dataclass(frozen=True)
 class Behaviour:
     tag: str  # short key: download, reverse_shell, persistence, credential, staging, exfil, lateral, ...
@@ -272,7 +275,9 @@ def classify(cmd: str | None, name: str | None, exe: str | None, parent: str | N
         add(Behaviour("persistence", 3, "T1543.002", f"enables the systemd unit {unit}".strip(), unit))
     if "authorized_keys" in low and re.search(r">>|\btee\b|\bcp\b|\becho\b", low):
         add(Behaviour("persistence", 4, "T1098.004", "adds an ssh authorized key"))
-    cred = credential_kind(c) if n not in ("sshd",) and not is_package_manager(n, c) else None
+    # A key passed to ssh/scp/rsync with -i is being used, not stolen: judge the rest of the line.
+    key_use = re.sub(r"\s-i\s+\S+", " ", c) if n in _KEY_USERS or re.search(r"\s-e\s+['\"]?ssh\b", c) else c
+    cred = credential_kind(key_use) if n not in ("sshd",) and not is_package_manager(n, c) else None
     if cred:
         heavy = n in ("cp", "tar", "zip", "scp", "curl", "base64", "xxd", "gzip", "7z", "rsync") or \
             bool(re.search(r"\s(?:>|>>)\s*/", c))
