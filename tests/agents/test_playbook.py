@@ -32,6 +32,8 @@ from pytest_soclab.tools import ACTION_TOOLS, DESTRUCTIVE_TOOLS
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = sorted((REPO / "tasks").glob("task-*.json"))
+# Cases the playbook was not developed on: another estate (names, addresses, roles), its own tasks.
+HOLDOUT = Path(__file__).resolve().parent / "holdout"
 AGENT_SOURCES = [REPO / "src/pytest_soclab/agents/playbook.py",
                  *sorted((REPO / "src/pytest_soclab/agents/analyst").glob("*.py"))]
 MAX_CALLS = 120  # well under the harness's 200-call budget
@@ -117,6 +119,24 @@ def test_required_containment_is_taken_when_reversible(runs: dict[str, tuple[Ite
                 continue
             assert any(c.tool in ACTION_TOOLS and ref.matches(c.tool, c.args) for c in calls), \
                 f"{path.stem}: {ref.label()} not taken"
+
+
+@pytest.fixture(scope="module")
+def holdout(soclab_cache: Path, guard: Any) -> dict[str, tuple[ItemResult, list[ToolCall]]]:
+    lib = CaseLibrary(HOLDOUT, soclab_cache / "holdout")
+    return {p.stem: run_task(p, lib, guard) for p in sorted((HOLDOUT / "tasks").glob("task-*.json"))}
+
+
+def test_generalises_to_an_unseen_estate(holdout: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    """An ssh password-guessing intrusion and a benign update on an estate with other names and addresses."""
+    attack, attack_calls = holdout["task-h1"]
+    assert attack.score >= 0.7, attack.report
+    assert any(c.tool == "kill_process" and c.args.get("host") == "portal-a" and c.args.get("pid") == 7777
+               for c in attack_calls)
+    assert any(c.tool == "block_ip" and c.args["ip"] == "198.18.7.8" for c in attack_calls)
+    benign, benign_calls = holdout["task-h2"]
+    assert benign.score >= 0.7, benign.report
+    assert not [c.tool for c in benign_calls if c.tool in ACTION_TOOLS]
 
 
 def test_deterministic(library: CaseLibrary, guard: Any, runs: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:

@@ -90,7 +90,7 @@ class Report:
         if c.verdict == "benign":
             return self.benign_verdict()
         return ["The evidence retrieved does not show an intrusion; the lead stays open for more data. "
-                "No containment was taken."]
+                "No response action was taken."]
 
     def root_cause(self: Analyst) -> str:
         text = self.verdict_text()
@@ -255,8 +255,9 @@ class Report:
         if label == "package":
             m: Proc = seed["manager"]
             out.append(f"**Verdict: a scheduled package update (a security update), not a backdoor.** The alert "
-                       f"\"{rule}\" on {host} is dpkg installing a package: {self.describe(seed)}. No containment is "
-                       "needed.")
+                       f"\"{rule}\" on {host} is dpkg installing a package: {self.describe(seed)}"
+                       + (f"; dpkg overwrote {self.alert_file}" if self.alert_file else "")
+                       + ". No response action is needed.")
             for step in self.benign_chain(seed):
                 out.append(step)
             dl = getattr(self, "downloads", [])
@@ -293,7 +294,7 @@ class Report:
             out.append("Nothing followed on the host: no outbound connection, no staging and no persistence from that "
                        "activity (no follow-on).")
         out.append("Recommendation: close as authorised activity and add a tuning exception for it "
-                   f"({self.exception_text(seed)}); no containment action.")
+                   f"({self.exception_text(seed)}); no response action.")
         return out
 
     def exception_text(self: Analyst, seed: dict[str, Any]) -> str:
@@ -436,7 +437,7 @@ class Report:
                 out.append(f"- Recommended: {_fmt(tool, args).lower()}: {why}.")
         out += [f"- {r}" for r in self.follow_ups()]
         if not out:
-            out.append("- No containment action: the evidence does not show a compromise.")
+            out.append("- No response action taken: the evidence shows no compromise.")
         return out
 
     def follow_ups(self: Analyst) -> list[str]:
