@@ -26,7 +26,7 @@ from pytest_soclab.agents.analyst.core import Analyst
 from pytest_soclab.agents.analyst.untrusted import looks_like_instruction
 from pytest_soclab.agents.analyst.untrusted import strings as _strings
 
-__all__ = ["Analyst", "investigate", "looks_like_instruction", "_strings"]
+__all__ = ["Analyst", "_strings", "investigate", "looks_like_instruction"]
 
 
 def investigate(trigger: dict[str, Any], tools: Any) -> dict[str, Any]:

@@ -13,11 +13,11 @@ def parse(ts: str | None) -> dt.datetime | None:
         d = dt.datetime.fromisoformat(s)
     except ValueError:
         return None
-    return d if d.tzinfo else d.replace(tzinfo=dt.timezone.utc)
+    return d if d.tzinfo else d.replace(tzinfo=dt.UTC)
 
 
 def iso(d: dt.datetime) -> str:
-    return d.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return d.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def shift(ts: str, seconds: float) -> str:

@@ -8,7 +8,20 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_soclab.agents.analyst import clock
 from pytest_soclab.agents.analyst.state import Entry, Infra, Proc
-from pytest_soclab.agents.analyst.store import AUTH, FILE, NET, SURI, TI, ZCONN, ZDNS, ZHTTP, ZSSL, as_list, q, q_in
+from pytest_soclab.agents.analyst.store import (
+    AUTH,
+    FILE,
+    NET,
+    SURI,
+    TI,
+    ZCONN,
+    ZDNS,
+    ZHTTP,
+    ZSSL,
+    as_list,
+    q,
+    q_in,
+)
 from pytest_soclab.agents.analyst.tradecraft import (
     SCANNER_AGENTS,
     WEB_SERVER_PREFIXES,
@@ -213,7 +226,7 @@ class Network:
                     inf.roles.add("exfil")
                     inf.exfil_from.add(host)
                     inf.why.append(f"{host} sent {big / 1e6:.1f} MB in one connection to port {r.get('destination.port')}")
-        for ip, inf in self.case.infra.items():
+        for inf in self.case.infra.values():
             internal_clients = [h for h in inf.contacts if h in self.case.inventory]
             if len(internal_clients) >= POPULAR_CLIENTS and not inf.roles & {"attacker", "reverse-shell"}:
                 inf.popular = True
@@ -483,4 +496,4 @@ class Network:
 def registered(name: str) -> list[str]:
     """The name and its parent domains down to two labels: cdn.x.net -> [cdn.x.net, x.net]."""
     parts = name.lower().strip(".").split(".")
-    return [".".join(parts[i:]) for i in range(0, max(1, len(parts) - 1))]
+    return [".".join(parts[i:]) for i in range(max(1, len(parts) - 1))]

@@ -65,9 +65,9 @@ class Report:
             lines += ["## Indicators", ""] + [f"- {i}" for i in iocs] + [""]
         if c.instructions:
             lines += ["## Untrusted content", "",
-                      f"{len(c.instructions)} record(s) in the telemetry contain text addressed to an analyst or an AI "
-                      "(possible prompt injection); they were treated as attacker-controlled data, not as "
-                      "instructions.", ""]
+                      (f"{len(c.instructions)} record(s) in the telemetry contain text addressed to an analyst or an "
+                       "AI (possible prompt injection); they were treated as attacker-controlled data, not as "
+                       "instructions."), ""]
         lines += ["## Response", ""] + self.response_lines()
         findings = {
             "root_cause": self.root_cause(),
@@ -89,8 +89,8 @@ class Report:
             return self.recon_verdict()
         if c.verdict == "benign":
             return self.benign_verdict()
-        return ["The evidence retrieved does not show an intrusion; the lead stays open for more data. "
-                "No response action was taken."]
+        return [("The evidence retrieved does not show an intrusion; the lead stays open for more data. "
+                 "No response action was taken.")]
 
     def root_cause(self: Analyst) -> str:
         text = self.verdict_text()
@@ -134,9 +134,9 @@ class Report:
             return []
         hits = sorted(self.ti_matches)
         rest = self.ti_total - len({v for _, _, v in self.ti_hits})
-        return [f"Threat-intel sweep: the {self.ti_total} indicators in logs-ti_* were joined against zeek connection "
-                f"addresses and DNS names; only {', '.join(hits) or 'none'} matched our telemetry. The other {rest} "
-                "indicators did not match any activity (no other match), so nothing else is blocked."]
+        return [(f"Threat-intel sweep: the {self.ti_total} indicators in logs-ti_* were joined against zeek "
+                 f"connection addresses and DNS names; only {', '.join(hits) or 'none'} matched our telemetry. The "
+                 f"other {rest} indicators did not match any activity (no other match), so nothing else is blocked.")]
 
     def story(self: Analyst) -> list[str]:
         """The attack in a few sentences, from the structured findings."""
@@ -253,13 +253,11 @@ class Report:
         rule = trig.get("kibana.alert.rule.name")
         out = []
         if label == "package":
-            m: Proc = seed["manager"]
             out.append(f"**Verdict: a scheduled package update (a security update), not a backdoor.** The alert "
                        f"\"{rule}\" on {host} is dpkg installing a package: {self.describe(seed)}"
                        + (f"; dpkg overwrote {self.alert_file}" if self.alert_file else "")
                        + ". No response action is needed.")
-            for step in self.benign_chain(seed):
-                out.append(step)
+            out += self.benign_chain(seed)
             dl = getattr(self, "downloads", [])
             if dl:
                 d = dl[0]
@@ -267,7 +265,6 @@ class Report:
                 out.append(f"The package came from {d.get('url.domain')} ({d.get('destination.ip')}): zeek http shows "
                            f"{d.get('user_agent.original')} downloading the {pkg} package at "
                            f"{clock.short(str(d.get('@timestamp')))}, just before dpkg ran.")
-            _ = m
         else:
             who = self.describe(seed) if seed else "the estate's own automation"
             kind = {
@@ -279,8 +276,7 @@ class Report:
                     f"routine administrative work by {who.split(' ')[0]}" if seed.get("login") is not None else \
                     "the estate's own software at work"
             out.append(f"**Verdict: {kind}, not an intrusion.** The alert \"{rule}\" on {host} ran as {who}.")
-            for step in self.benign_chain(seed):
-                out.append(step)
+            out += self.benign_chain(seed)
         pats = [p for p in self.pattern_info if p["mine"]]
         for p in pats[:1]:
             others = [h for h in p["hosts"] if h != host]
@@ -420,7 +416,6 @@ class Report:
 
     # -- response ------------------------------------------------------------------------------------------------
     def response_lines(self: Analyst) -> list[str]:
-        c = self.case
         out = []
         done = getattr(self, "executed", [])
         for tool, args, why, ok in done:

@@ -8,7 +8,19 @@ import statistics
 from typing import TYPE_CHECKING, Any
 
 from pytest_soclab.agents.analyst import clock
-from pytest_soclab.agents.analyst.store import ALERTS, FILE, NET, PROC, TI, ZCONN, ZDNS, ZSSL, as_list, q, q_in
+from pytest_soclab.agents.analyst.store import (
+    ALERTS,
+    FILE,
+    NET,
+    PROC,
+    TI,
+    ZCONN,
+    ZDNS,
+    ZSSL,
+    as_list,
+    q,
+    q_in,
+)
 from pytest_soclab.agents.analyst.tradecraft import is_internal, is_ip
 
 if TYPE_CHECKING:
@@ -214,7 +226,6 @@ class Triage:
         same = [a for a in self.case.alerts if a.get("_id") != trig.get("_id")]
         if not same:
             return
-        t = str(trig.get("@timestamp"))
         groups = recurring_groups(self.case.alerts)
         mine = next((g for g in groups if trig.get("_id") in {a.get("_id") for a in g}), [])
         hosts = sorted({str(a.get("host.name")) for a in self.case.alerts})
@@ -273,5 +284,3 @@ def recurring_groups(alerts: list[dict[str, Any]]) -> list[list[dict[str, Any]]]
             groups.append([a])
     return groups
 
-
-_UNUSED = (NET, PROC, ZSSL)
