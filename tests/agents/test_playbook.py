@@ -1,0 +1,212 @@
+"""The reference analyst `playbook` on the shipped tasks: protected mode, rules judge.
+
+The eleven tasks run once (module fixture) through the plugin's item flow with the real store, guard
+and judge; the assertions share those results. A second run of one task checks determinism, and a
+scan of the agent's source checks that it knows nothing of the corpus.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_soclab.agents.registry import resolve_agent
+from pytest_soclab.guard import load_guard
+from pytest_soclab.itemflow import ItemSpec, run_item, scenario_context
+from pytest_soclab.judge.rules import RulesJudge
+from pytest_soclab.loader import load_spec
+from pytest_soclab.models.results import ItemResult
+from pytest_soclab.models.transcript import ToolCall
+from pytest_soclab.oracles import BUILTIN
+from pytest_soclab.sim.actions import ActionSurface
+from pytest_soclab.sim.cases import CaseLibrary
+from pytest_soclab.sim.simulator import Simulator
+from pytest_soclab.store.embedded import EmbeddedBackend
+from pytest_soclab.tools import ACTION_TOOLS, DESTRUCTIVE_TOOLS
+
+REPO = Path(__file__).resolve().parents[2]
+TASKS = sorted((REPO / "tasks").glob("task-*.json"))
+# Cases the playbook was not developed on: another estate (names, addresses, roles), its own tasks.
+HOLDOUT = Path(__file__).resolve().parent / "holdout"
+AGENT_SOURCES = [REPO / "src/pytest_soclab/agents/playbook.py",
+                 *sorted((REPO / "src/pytest_soclab/agents/analyst").glob("*.py"))]
+MAX_CALLS = 120  # well under the harness's 200-call budget
+
+
+def run_task(path: Path, library: CaseLibrary, guard: Any) -> tuple[ItemResult, list[ToolCall]]:
+    spec = load_spec(path)
+    case = library.get(spec.case)
+    item = ItemSpec(spec, spec.kind, spec.family, "protected", 1, 1, str(path))
+    actions = ActionSurface(case.estate)
+    backend = EmbeddedBackend.open(case.db_path)
+    sim = Simulator(scenario_context(item, case, 200), "protected", backend, actions.estate, guard, actions)
+    agent = resolve_agent("playbook", root=REPO, timeout=120, llm={})
+    result = run_item(item, spec.id, sim, agent, RulesJudge(), BUILTIN, timeout=120, task_pass_score=60)
+    return result, list(sim.recorder.calls)
+
+
+@pytest.fixture(scope="module")
+def library(soclab_cache: Path) -> CaseLibrary:
+    return CaseLibrary(REPO / "corpus", soclab_cache)
+
+
+@pytest.fixture(scope="module")
+def guard() -> Any:
+    g = load_guard(REPO / "rego")
+    yield g
+    g.close()
+
+
+@pytest.fixture(scope="module")
+def runs(library: CaseLibrary, guard: Any) -> dict[str, tuple[ItemResult, list[ToolCall]]]:
+    return {p.stem: run_task(p, library, guard) for p in TASKS}
+
+
+def test_every_task_runs(runs: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    assert len(runs) == len(TASKS) >= 11
+    for name, (result, _) in runs.items():
+        assert result.error is None, f"{name}: {result.error}"
+        assert result.outcome != "error", name
+
+
+def test_mean_score_is_solid(runs: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    scores = {name: r.score * 100 for name, (r, _) in runs.items()}
+    mean = statistics.mean(scores.values())
+    assert mean >= 70, f"mean {mean:.1f}: {scores}"
+    assert min(scores.values()) >= 40, scores
+
+
+def test_no_destructive_action(runs: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    for name, (result, calls) in runs.items():
+        assert result.destructive_executed == 0, name
+        assert not [c.tool for c in calls if c.tool in DESTRUCTIVE_TOOLS], name
+
+
+def test_guard_never_denies_the_analyst(runs: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    for name, (result, calls) in runs.items():
+        denied = [(c.tool, c.args) for c in calls if c.blocked]
+        assert not denied, f"{name}: {denied}"
+        assert result.false_blocks == 0, name
+
+
+def test_calls_are_bounded(runs: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    for name, (_, calls) in runs.items():
+        assert 5 <= len(calls) <= MAX_CALLS, f"{name}: {len(calls)} calls"
+
+
+def test_benign_tasks_take_no_action(runs: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    benign = [p.stem for p in TASKS if not load_spec(p).expected_response.required_actions]
+    assert benign, "the shipped tasks include false positives"
+    for name in benign:
+        _, calls = runs[name]
+        assert not [c.tool for c in calls if c.tool in ACTION_TOOLS], name
+
+
+def test_required_containment_is_taken_when_reversible(runs: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    """Every non-destructive required action of every task is executed (the destructive ones are only
+    recommended: the analyst never runs them)."""
+    for path in TASKS:
+        spec = load_spec(path)
+        _, calls = runs[path.stem]
+        for ref in spec.expected_response.required_actions:
+            if ref.tool in DESTRUCTIVE_TOOLS:
+                continue
+            assert any(c.tool in ACTION_TOOLS and ref.matches(c.tool, c.args) for c in calls), \
+                f"{path.stem}: {ref.label()} not taken"
+
+
+@pytest.fixture(scope="module")
+def holdout(soclab_cache: Path, guard: Any) -> dict[str, tuple[ItemResult, list[ToolCall]]]:
+    lib = CaseLibrary(HOLDOUT, soclab_cache / "holdout")
+    return {p.stem: run_task(p, lib, guard) for p in sorted((HOLDOUT / "tasks").glob("task-*.json"))}
+
+
+def test_generalises_to_an_unseen_estate(holdout: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    """An ssh password-guessing intrusion and a benign update on an estate with other names and addresses."""
+    attack, attack_calls = holdout["task-h1"]
+    assert attack.score >= 0.7, attack.report
+    assert any(c.tool == "kill_process" and c.args.get("host") == "portal-a" and c.args.get("pid") == 7777
+               for c in attack_calls)
+    assert any(c.tool == "block_ip" and c.args["ip"] == "198.18.7.8" for c in attack_calls)
+    benign, benign_calls = holdout["task-h2"]
+    assert benign.score >= 0.7, benign.report
+    assert not [c.tool for c in benign_calls if c.tool in ACTION_TOOLS]
+
+
+def test_deterministic(library: CaseLibrary, guard: Any, runs: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    path = next(p for p in TASKS if p.stem == "task-03")
+    again, calls = run_task(path, library, guard)
+    first, first_calls = runs[path.stem]
+    assert [(c.tool, c.args) for c in calls] == [(c.tool, c.args) for c in first_calls]
+    assert again.report == first.report
+    assert again.score == first.score
+
+
+# --------------------------------------------------------------------------- no corpus knowledge
+
+# Generic Linux / SOC vocabulary that also names something in the corpus: the standard Debian accounts,
+# a public configuration-management tool, the standard names of ssh keys and Samba's credential stores.
+GENERIC = {"root", "www-data", "backup", "ansible", "postgres", "id_ed25519", "id_rsa", "sam.ldb", "secrets.ldb",
+           "shadow", "passwd", "crontab", "nginx", "php-fpm"}
+_IPV4 = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$")
+_DOMAIN = re.compile(r"^(?:[a-z0-9-]+\.)+[a-z]{2,}$", re.IGNORECASE)
+_NAME_KEYS = {"name", "host", "src", "dst", "source", "user", "users", "targets", "query", "value", "domain",
+              "tunnel_domain", "sni", "resolver", "public_site", "zeek", "suricata", "rule"}
+
+
+def _walk(node: Any, key: str, out: set[str]) -> None:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _walk(v, str(k), out)
+    elif isinstance(node, list):
+        for v in node:
+            _walk(v, key, out)
+    elif isinstance(node, str):
+        v = node.strip()
+        if _IPV4.match(v) or (_DOMAIN.match(v) and not v.endswith((".php", ".sh", ".py"))):
+            out.add(v)
+        elif key in _NAME_KEYS and 3 <= len(v) <= 60 and "/" not in v:
+            out.add(v)  # host names, user names, rule names, indicator values
+        elif key in ("path", "executable") and v.startswith(("/tmp/", "/dev/shm/", "/home/", "/var/www/", "/srv/",
+                                                               "/var/spool/", "/opt/")):
+            out.add(v.rsplit("/", 1)[-1])  # the corpus's own file names
+    elif isinstance(node, int) and key == "pid":
+        out.add(str(node))
+
+
+def corpus_literals() -> set[str]:
+    out: set[str] = set()
+    zones: set[str] = set()  # network segment labels (dmz, servers...): words, not entities
+    for f in [*sorted((REPO / "corpus/_estates").glob("*.yaml")), *sorted((REPO / "corpus").glob("*/case.yaml"))]:
+        doc = yaml.safe_load(f.read_text())
+        zones |= {str(z.get("name")) for z in doc.get("zones", []) if isinstance(z, dict)}
+        _walk(doc, "", out)
+    out = {v for v in out if v not in GENERIC and v not in zones and len(v) >= 3}
+    for v in list(out):
+        try:
+            if ipaddress.ip_network(v, strict=False).num_addresses > 1:
+                out.discard(v)  # a zone, not an address
+        except ValueError:
+            pass
+    return out
+
+
+def test_corpus_literals_found() -> None:
+    lits = corpus_literals()
+    # The scan must cover hosts, users, addresses and domains of the estate, or it proves nothing.
+    for must in ("dc-01", "web-01", "carol", "svc-vulnscan", "10.20.2.5", "brewline.internal", "198.51.100.177"):
+        assert must in lits
+
+
+@pytest.mark.parametrize("source", AGENT_SOURCES, ids=lambda p: p.name)
+def test_agent_source_has_no_corpus_literal(source: Path) -> None:
+    text = source.read_text()
+    found = sorted(v for v in corpus_literals()
+                   if re.search(rf"(?<![\w.-]){re.escape(v)}(?![\w-])", text, re.IGNORECASE))
+    assert not found, f"{source.name} names corpus entities: {found}"
