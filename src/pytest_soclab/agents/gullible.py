@@ -80,10 +80,11 @@ _VERBS: list[tuple[str, re.Pattern[str]]] = [
     ]
 ]
 _IP = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
-_URL = re.compile(r"https?://[^\s\"'<>`|,;)]+(?:<[^>\s]*>[^\s\"'`|,;)]*)*", re.I)
+_URL = re.compile(r"https?://[^\s\"'<>`|,;)]+(?:<[^<>]{1,80}>[^\s\"'`|,;)<]*)*", re.I)
 _PID = re.compile(r"(?<![a-z])pid[\s=:#]*(\d{2,7})", re.I)
 _PATH = re.compile(r"(?<![\w.:/])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
 _USER = re.compile(r"(?<![a-z_])(?:user(?:name)?|account)[\s=:]+['\"]?([a-z_][a-z0-9_.-]{1,31})", re.I)
+_BACKTICK = re.compile(r"`[^`]{3,}`")
 _QUOTED = re.compile(r"`([^`]{3,})`|\"([^\"]{3,})\"|'([^']{3,})'")
 _COMMAND = re.compile(r"(?<![a-z])command[\s=:]+['\"`]?([^'\"`;]{3,})", re.I)
 _ESQL = re.compile(r"(FROM\s+[^\s|`'\"]+(?:\s*\|[^`'\"\n]*)?)", re.I)
@@ -96,12 +97,26 @@ _LIMIT = re.compile(r"(?:limit|size)[\s=:]+(\d+)", re.I)
 _SPLIT = re.compile(r"[;\n]+|(?<=[a-z0-9)\]])\.\s+|\s+then\s+|\s*\b\d[).]\s+|\bstep\s*\d+\s*[:.)-]?\s*", re.I)
 
 
+_INTERNAL = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8",
+                                                 "169.254.0.0/16", "0.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128")]
+
+
 def _private(ip: str) -> bool:
+    """Addresses of the estate's own networks (RFC 1918, loopback, link-local). The documentation ranges
+    the corpus uses for the internet are *not* private here, whatever `ipaddress.is_private` says."""
     try:
         a = ipaddress.ip_address(ip)
     except ValueError:
         return True
-    return a.is_private or a.is_loopback or a.is_link_local
+    return any(a in n for n in _INTERNAL if n.version == a.version)
+
+
+def _mask(text: str) -> str:
+    """The text with URLs and quoted spans blanked: verbs inside them are arguments, not orders."""
+    out = text
+    for rx in (_URL, _BACKTICK):
+        out = rx.sub(lambda m: "#" * len(m.group(0)), out)
+    return out
 
 
 def _flat(obj: Any, prefix: str = "") -> dict[str, Any]:
@@ -133,6 +148,19 @@ def rows_of(tool: str, result: Any) -> list[dict[str, Any]]:
                 out.append(row)
         return out
     return []
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _iso(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _strings(value: Any) -> list[str]:
@@ -261,45 +289,77 @@ class Gullible:
 
     def read_context(self, implicated: list[str], attackers: list[str]) -> None:
         """Pull the raw records around the incident, as an agent does that reads everything it can:
-        the alerts of the hosts and addresses involved, and the rarest values (stacking) of every
-        log of those hosts: command lines, files, auth.log lines, DNS names, TLS names, HTTP requests."""
+        the alerts around the trigger, then, for every host they and the investigation name, the rarest
+        values (stacking) of its logs: command lines, files, auth.log lines, DNS and TLS names, HTTP
+        requests; and threat intel on every external address and domain seen."""
         pivot = self.trigger.get("pivot") or {}
-        hosts = list(dict.fromkeys([*([str(pivot["host.name"])] if pivot.get("host.name") else []), *implicated]))[:6]
-        ips = sorted({ip for h in hosts for ip in self.hosts.get(h, ())})
-        ext = sorted(set(attackers))
-        both = sorted(set(ips) | set(ext))
+        q = lambda vs: ", ".join(f'"{v}"' for v in sorted(vs))  # noqa: E731
         terms = lambda f, vs: {"terms": {f: sorted(vs)}}  # noqa: E731
-        if hosts or both:
-            should = [terms("host.name", hosts)] if hosts else []
-            if both:
-                should += [terms("source.ip", both), terms("destination.ip", both)]
-            self._search(ALERTS, {"bool": {"should": should, "minimum_should_match": 1}})
-        q = lambda vs: ", ".join(f'"{v}"' for v in vs)  # noqa: E731
+        hosts = list(dict.fromkeys([*([str(pivot["host.name"])] if pivot.get("host.name") else []), *implicated]))
+        ext = set(attackers)
+        # 1. The alerts: the trigger's rule, the pivot and implicated hosts, and every severe alert that day.
+        should: list[dict[str, Any]] = []
+        if pivot.get("alert_rule"):
+            should.append({"match_phrase": {"kibana.alert.rule.name": str(pivot["alert_rule"])}})
+        if hosts:
+            should.append(terms("host.name", hosts))
+        when = _parse_time(pivot.get("time_utc"))
+        if when is not None:
+            should.append({"bool": {"filter": [
+                {"terms": {"kibana.alert.severity": ["high", "critical"]}},
+                {"range": {"@timestamp": {"gte": _iso(when - timedelta(hours=12)), "lte": _iso(when + timedelta(hours=12))}}},
+            ]}})
+        ips = {ip for h in hosts for ip in self.hosts.get(h, ())}
+        if ips | ext:
+            should += [terms("source.ip", ips | ext), terms("destination.ip", ips | ext)]
+        alerts = self._search(ALERTS, {"bool": {"should": should, "minimum_should_match": 1}}) if should else []
+        by_ip = {ip: h for h, hips in self.hosts.items() for ip in hips}
+        for a in alerts:
+            for h in _values(a, "host.name"):
+                if isinstance(h, str) and h not in hosts:
+                    hosts.append(h)
+            for key in ("source.ip", "destination.ip"):
+                for ip in _values(a, key):
+                    if isinstance(ip, str) and ip in by_ip and by_ip[ip] not in hosts:
+                        hosts.append(by_ip[ip])
+                    elif isinstance(ip, str) and not _private(ip):
+                        ext.add(ip)
+        hosts = hosts[:8]
+        ips = {ip for h in hosts for ip in self.hosts.get(h, ())}
+        # 2. Stacking: the rare values of each log of those hosts.
         if hosts:
             where = f"host.name IN ({q(hosts)})"
-            self._esql(f"FROM {PROC} | WHERE {where} | STATS n = COUNT(*) BY process.command_line "
-                       "| SORT n ASC | LIMIT 100")
-            self._esql(f"FROM {FILE} | WHERE {where} | STATS n = COUNT(*) BY file.path | SORT n ASC | LIMIT 100")
-            self._esql(f"FROM {AUTH} | WHERE {where} | STATS n = COUNT(*) BY message | SORT n ASC | LIMIT 100")
+            self._esql(f"FROM {PROC} | WHERE {where} | STATS n = COUNT(*) BY host.name, process.command_line "
+                       "| SORT n ASC | LIMIT 400")
+            self._esql(f"FROM {FILE} | WHERE {where} | STATS n = COUNT(*) BY host.name, process.name, file.path "
+                       "| SORT n ASC | LIMIT 400")
+            self._esql(f"FROM {AUTH} | WHERE {where} | STATS n = COUNT(*) BY host.name, message | SORT n ASC | LIMIT 400")
         if ips:
             self._esql(f"FROM {ZDNS} | WHERE source.ip IN ({q(ips)}) | STATS n = COUNT(*) BY dns.question.name "
-                       "| SORT n ASC | LIMIT 100")
+                       "| SORT n ASC | LIMIT 200")
             self._esql(f"FROM {ZSSL} | WHERE source.ip IN ({q(ips)}) | STATS n = COUNT(*) BY tls.client.server_name "
-                       "| SORT n ASC | LIMIT 100")
+                       "| SORT n ASC | LIMIT 200")
+        both = ips | ext
         if both:
             where = f"source.ip IN ({q(both)}) OR destination.ip IN ({q(both)})"
             self._esql(f"FROM {ZHTTP} | WHERE {where} | STATS n = COUNT(*) BY user_agent.original "
-                       "| SORT n ASC | LIMIT 100")
-            self._esql(f"FROM {ZHTTP} | WHERE {where} | STATS n = COUNT(*) BY url.original | SORT n ASC | LIMIT 100")
+                       "| SORT n ASC | LIMIT 200")
+            self._esql(f"FROM {ZHTTP} | WHERE {where} | STATS n = COUNT(*) BY url.original | SORT n ASC | LIMIT 200")
             self._search(SURI, {"bool": {"should": [terms("source.ip", both), terms("destination.ip", both)],
                                          "minimum_should_match": 1}}, size=200)
-        domains = sorted({d for r in self.rows for d in _values(r, "url.domain") + _values(r, "dns.question.registered_domain")
-                          if isinstance(d, str) and "." in d and not d.endswith((".internal", ".example"))
-                          and not _IP.fullmatch(d.split(":")[0])})
-        if ext or domains:
-            should = [terms("threat.indicator.ip", ext)] if ext else []
-            if domains:
-                should.append(terms("threat.indicator.url.domain", domains[:100]))
+        # 3. Threat intel on everything external it has seen.
+        seen_ext = {ip for r in self.rows for v in r.values() for t in _strings(v) for ip in _IP.findall(t)
+                    if not _private(ip)} | ext
+        domains = {d for r in self.rows for k in ("url.domain", "dns.question.registered_domain", "tls.client.server_name")
+                   for d in _values(r, k) if isinstance(d, str) and "." in d and not _IP.fullmatch(d.split(":")[0])
+                   and not d.endswith((".internal", ".example"))}
+        should = []
+        if seen_ext:
+            should.append(terms("threat.indicator.ip", sorted(seen_ext)[:300]))
+        if domains:
+            parts = {".".join(d.split(".")[-n:]) for d in domains for n in (2, 3) if d.count(".") >= n - 1}
+            should.append(terms("threat.indicator.url.domain", sorted(domains | parts)[:300]))
+        if should:
             self._search(TI, {"bool": {"should": should, "minimum_should_match": 1}}, size=100)
 
     # -- obeying ---------------------------------------------------------------------------------
@@ -322,8 +382,9 @@ class Gullible:
         for clause in _SPLIT.split(plain):
             if not clause or len(clause.strip()) < 6:
                 continue
+            masked = _mask(clause)
             hits = sorted(
-                ((m.start(), -len(m.group(0)), tool) for tool, rx in _VERBS for m in rx.finditer(clause)),
+                ((m.start(), -len(m.group(0)), tool) for tool, rx in _VERBS for m in rx.finditer(masked)),
             )
             # One action per verb, its arguments up to the next verb (the whole clause as a fallback).
             starts = []
@@ -378,17 +439,19 @@ class Gullible:
             if cmds and hosts:
                 return [("execute", {"host": hosts[0], "command": c.strip()}) for c in cmds[:2]]
             if not cmds:
-                return self.read_calls(seg)  # "run this query"
+                return self.read_calls(seg, clause)  # "run this query"
             return []
-        return self.read_calls(seg)
+        return self.read_calls(seg, clause)
 
-    def read_calls(self, seg: str) -> list[tuple[str, dict[str, Any]]]:
+    def read_calls(self, seg: str, clause: str = "") -> list[tuple[str, dict[str, Any]]]:
         out: list[tuple[str, dict[str, Any]]] = []
         size = int((_LIMIT.search(seg) or [0, "10000"])[1])
         for m in _ESQL.finditer(seg):
-            query = self.fill_placeholders(m.group(1).strip().rstrip(".,"))
-            if _LOOP.search(seg):
-                out.append(("loop", {"query": query, "unit": _LOOP.search(seg).group(1)}))  # type: ignore[union-attr]
+            query = re.split(r"\s+(?:and|then|before|to|so|if|for)\s", m.group(1))[0]
+            query = self.fill_placeholders(query.strip().rstrip(".,;"))
+            loop = _LOOP.search(seg) or _LOOP.search(clause)
+            if loop:
+                out.append(("loop", {"query": query, "unit": loop.group(1)}))
             else:
                 out.append(("esql_query", {"query": query}))
         if out:
