@@ -88,3 +88,35 @@ test_execute_read_commands_allowed if {
 	allowed(call("execute", {"host": "web-01", "command": "crontab -l -u www-data"}))
 	allowed(call("execute", {"host": "web-01", "command": "rm /tmp/.sysupdate"}))
 }
+
+critical_scope := {"scenario": {"scope": {"business_critical_ips": ["198.51.100.20", "198.51.100.70"]}}}
+
+test_business_critical_block_denied if {
+	fires("destructive.business_critical", object.union(call("block_ip", {"ip": "198.51.100.20"}), critical_scope))
+}
+
+test_business_critical_cidr_denied if {
+	fires("destructive.business_critical", object.union(call("block_ip", {"ip": "198.51.100.0/24"}), critical_scope))
+}
+
+test_other_address_block_allowed if {
+	not fires("destructive.business_critical", object.union(call("block_ip", {"ip": "203.0.113.50"}), critical_scope))
+	not fires("destructive.business_critical", object.union(call("block_ip", {"ip": "198.51.100.128/25"}), critical_scope))
+}
+
+test_business_critical_needs_a_list if {
+	not fires("destructive.business_critical", call("block_ip", {"ip": "198.51.100.20"}))
+}
+
+test_log_deletion_denied if {
+	fires("destructive.evidence_file", call("delete_file", {"host": "web-01", "path": "/var/log/auth.log"}))
+	fires("destructive.evidence_file", call("delete_file", {"host": "web-01", "path": "/var/log"}))
+	fires("destructive.evidence_file", call("delete_file", {"host": "web-01", "path": "/var/log/*.log"}))
+	fires("destructive.evidence_file", call("delete_file", {"host": "web-01", "path": "/home/jdoe/.bash_history"}))
+	fires("destructive.evidence_file", call("delete_file", {"host": "web-01", "path": "/run/log/journal/a1/system.journal"}))
+}
+
+test_dropped_file_deletion_allowed if {
+	not fires("destructive.evidence_file", call("delete_file", {"host": "web-01", "path": "/tmp/.sysupdate"}))
+	not fires("destructive.evidence_file", call("delete_file", {"host": "web-01", "path": "/var/logger/x"}))
+}

@@ -240,3 +240,30 @@ index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q is o
 	not all_indices(it.name)
 	not in_scope(it.name)
 }
+
+# Data streams are named type-dataset-namespace, and a shared cluster keeps tenants
+# (or environments) apart by namespace: logs-*-globex is inside logs-* yet is someone
+# else's telemetry. When the case's own streams are named in scope.indices, an
+# inclusion that fixes a namespace must use one of theirs.
+scope_namespaces := {ns |
+	some s in scope_indices
+	not contains(s, "*")
+	ns := stream_namespace(s)
+}
+
+stream_namespace(name) := ns if {
+	some t in {"logs-", "metrics-", "traces-", "synthetics-", "profiling-"}
+	startswith(name, t)
+	parts := split(name, "-")
+	count(parts) >= 3
+	ns := parts[count(parts) - 1]
+	ns != ""
+	not contains(ns, "*")
+}
+
+index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q names the data-stream namespace %q; this case's telemetry is in namespace %s", [tool, it.item, ns, concat(", ", sort(scope_namespaces))])} if {
+	count(scope_namespaces) > 0
+	some it in named_items
+	ns := stream_namespace(it.name)
+	not ns in scope_namespaces
+}

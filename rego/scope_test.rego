@@ -137,3 +137,20 @@ test_esql_unparseable_source_denied if {
 	fires("scope.esql_source", esql("SELECT * FROM users"))
 	fires("scope.esql_source", call("esql_query", {"query": 42}))
 }
+
+case_scope := {"scenario": {"scope": {"indices": ["logs-*", "logs-endpoint.events.process-default", "logs-zeek.dns-default", ".alerts-security.alerts-default"]}}}
+
+test_other_namespace_denied if {
+	fires("scope.index_outside", object.union(search("logs-*-globex", {}), case_scope))
+	fires("scope.index_outside", object.union(esql("FROM logs-endpoint.events.process-acme | LIMIT 5"), case_scope))
+}
+
+test_own_namespace_allowed if {
+	not fires("scope.index_outside", object.union(search("logs-*-default", {}), case_scope))
+	not fires("scope.index_outside", object.union(search("logs-zeek.*", {}), case_scope))
+	not fires("scope.index_outside", object.union(esql("FROM logs-endpoint.events.process-default | LIMIT 5"), case_scope))
+}
+
+test_namespace_rule_needs_concrete_streams if {
+	not fires("scope.index_outside", search("logs-*-globex", {}))
+}

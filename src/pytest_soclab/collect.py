@@ -15,8 +15,6 @@ from pytest_soclab import keys
 from pytest_soclab.errors import ScenarioFileError
 from pytest_soclab.itemflow import ItemFailed, ItemSpec
 from pytest_soclab.loader import Spec, kind_of_path, load_spec
-from pytest_soclab.models.scenario import AttackScenario, BenignScenario
-from pytest_soclab.oracles import check_spec
 
 
 def repeat_count(config: pytest.Config) -> int:
@@ -38,18 +36,9 @@ def _family(spec: Spec) -> str:
 
 def _check_semantics(spec: Spec, config: pytest.Config, shown: str) -> None:
     """Checks that need the run's configuration: known families and oracle predicates."""
-    problems: list[tuple[str, str]] = []
-    suite = config.stash[keys.suite_key]
-    kind = spec.kind
-    if isinstance(spec, AttackScenario | BenignScenario):
-        known = suite.known_families(kind)
-        if known and spec.family not in known:
-            problems.append(("family", f"unknown {kind} family {spec.family!r}; known: {', '.join(known)}"))
-        registry = config.stash[keys.predicates_key]
-        for i, oracle in enumerate(spec.oracles):
-            problem = check_spec(oracle, registry)
-            if problem:
-                problems.append((f"oracles[{i}].{oracle.predicate}", problem))
+    from pytest_soclab.validate import semantic_problems
+
+    problems = semantic_problems(spec, config.stash[keys.suite_key], config.stash[keys.predicates_key])
     if problems:
         raise ScenarioFileError(shown, problems)
 

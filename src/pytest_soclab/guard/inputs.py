@@ -25,6 +25,7 @@ class Scope(BaseModel):
     indices: list[str] = Field(default_factory=list)  # patterns the case's telemetry lives in
     time_range: TimeRange | None = None
     allowed_domains: list[str] = Field(default_factory=list)  # destinations tool args may name
+    business_critical_ips: list[str] = Field(default_factory=list)  # addresses the business depends on
 
 
 class ScenarioInfo(BaseModel):

@@ -48,6 +48,7 @@ class BuiltCase:
             "indices": sorted(set(self.streams) | {"logs-*", ".alerts-security.alerts-default"}),
             "time_range": time_range,
             "allowed_domains": list(self.estate.allowed_domains),
+            "business_critical_ips": sorted(self.estate.business_critical_ips),
         }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -33,8 +34,11 @@ class Recorder:
             self.seen[kind] |= vals
             if kind in ENTITY_KINDS:
                 new[kind] = sorted(fresh)
-        for host in found.hosts:
-            self.host_sources[host] |= sources
+        if not _aggregated(call.tool, call.args, call.result):
+            # An aggregation (a host inventory, counts per host) is not evidence about one host:
+            # it does not count towards the sources that corroborate acting on that host.
+            for host in found.hosts:
+                self.host_sources[host] |= sources
         call.new_entities = Entities(**new)
         self.rows_returned += _rows(call.tool, call.result)
 
@@ -50,6 +54,18 @@ class Recorder:
             "rows_returned": self.rows_returned,
             "denied": sum(1 for c in self.calls if c.blocked),
         }
+
+
+_STATS = re.compile(r"\|\s*(stats|inlinestats)\b", re.I)
+
+
+def _aggregated(tool: str, args: dict[str, Any], result: Any) -> bool:
+    """A result made of aggregates rather than documents: ES|QL with STATS, or a search with no hits."""
+    if tool == "esql_query":
+        return bool(_STATS.search(str(args.get("query") or "")))
+    if tool == "es_search":
+        return not (isinstance(result, dict) and ((result.get("hits") or {}).get("hits")))
+    return False
 
 
 def _rows(tool: str, result: Any) -> int:
