@@ -38,6 +38,13 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def _without_subdomain(dns: Any) -> Any:
+    if not isinstance(dns, dict):
+        return dns
+    question = {k: v for k, v in (dns.get("question") or {}).items() if k != "subdomain"}
+    return {**dns, "question": question}
+
+
 def _contains(doc: dict[str, Any], needle: str) -> bool:
     n = needle.lower()
     return any(n in s.lower() for s in _strings(doc))
@@ -113,7 +120,10 @@ def test_cut_outs_of_documents_stay_consistent(data: st.DataObject) -> None:
     p = Pseudonymizer(KEY)
     p.learn_documents(docs)
     i = data.draw(st.integers(min_value=0, max_value=len(docs) - 1))
-    strings = _strings(docs[i])
+    # Left out: dns.question.subdomain. Its labels are replaced in that field (and in the full
+    # name), but a label alone is not learned as a name (docs/pseudonymize.md, limits): learning
+    # every DNS label would replace common words ("logs", "security") everywhere.
+    strings = _strings({k: v for k, v in docs[i].items() if k != "dns"} | {"dns": _without_subdomain(docs[i].get("dns"))})
     s = data.draw(st.sampled_from(strings))
     tokens = re.split(r"(\s+)", s)
     a = data.draw(st.integers(min_value=0, max_value=len(tokens) - 1))

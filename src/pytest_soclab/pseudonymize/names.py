@@ -296,6 +296,10 @@ class KnownNames:
         self.pending_pairs |= other.pending_pairs
 
 
+# stem (ending in a letter) + an optional separator + digits, e.g. web-01, node_3, srv12
+_NUMBERED = re.compile(r"^(.*[a-z])([-_]?\d{1,6})$")
+
+
 class Names:
     """Name pseudonyms (transform) and name learning, under one key."""
 
@@ -314,11 +318,20 @@ class Names:
     # ---------------------------------------------------------------- primitives
 
     def pseudonym(self, low: str) -> str:
-        """The pseudonym of a lower-case token."""
+        """The pseudonym of a lower-case token.
+
+        A numbered name keeps its number: `web-01` and `web-02` become `<p>-01` and `<p>-02`
+        with one stem pseudonym, so hosts of a series stay recognisable as siblings (a
+        correlation analysts rely on), while the stem says nothing.
+        """
         p = self._pseudo.get(low)
         if p is None:
-            digest = hmac.new(self._key, low.encode("utf-8"), hashlib.sha256).digest()
-            p = PSEUDONYM_PREFIX + base64.b32encode(digest).decode("ascii")[:PSEUDONYM_CHARS].lower()
+            m = _NUMBERED.match(low)
+            if m:
+                p = self.pseudonym(m.group(1)) + m.group(2)
+            else:
+                digest = hmac.new(self._key, low.encode("utf-8"), hashlib.sha256).digest()
+                p = PSEUDONYM_PREFIX + base64.b32encode(digest).decode("ascii")[:PSEUDONYM_CHARS].lower()
             self._pseudo[low] = p
         return p
 
