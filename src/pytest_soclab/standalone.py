@@ -67,7 +67,7 @@ def open_backend(case: BuiltCase, spec: Spec | None) -> Any:
         overlay = [(stream, p.id or doc_id, doc) for (stream, doc_id, doc), p in zip(expanded, planted)]
     if case.db_path is None:
         raise SoclabError(f"case {case.id} has no built store")
-    return EmbeddedBackend.open(case.db_path, overlay=overlay)
+    return EmbeddedBackend.open(case.db_path, overlay=overlay, now=case.now())
 
 
 def context_for(case: BuiltCase, spec: Spec | None, max_tool_calls: int, legit: list[Any] | None = None) -> ScenarioContext:

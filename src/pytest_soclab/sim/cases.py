@@ -39,6 +39,17 @@ class BuiltCase:
     manifest: dict[str, Any] = field(default_factory=dict)
     window: dict[str, Any] = field(default_factory=dict)  # {gte, lte}
 
+    def now(self) -> Any:
+        """The case's "now": the end of its window. Agents write `NOW() - 24 hours` and
+        `now-1d`: relative to the case, as if the investigation happened when it ended."""
+        from datetime import datetime
+
+        end = self.scope()["time_range"].get("lte")
+        try:
+            return datetime.fromisoformat(str(end).replace("Z", "+00:00")) if end else None
+        except ValueError:
+            return None
+
     def scope(self) -> dict[str, Any]:
         """What the guard treats as the case's telemetry: its data streams and time window."""
         time_range = dict(self.window)
