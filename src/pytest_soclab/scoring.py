@@ -164,7 +164,9 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
 
     gates = {name: evaluate_gate(name, g, metrics) for name, g in suite.gates.items()}
     level = _level(suite, gates)
+    judges = judge_agreement(results)
     return {
+        **({"judges": judges} if judges else {}),
         "counts": counts,
         "tasks": task_block,
         "attacks": attack_block,
@@ -176,6 +178,30 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
         "level": level,
         "shadow_denials": sum(r.shadow_denials for r in results),
         "denied_calls": sum(r.denied_calls for r in results),
+    }
+
+
+def judge_agreement(results: list[ItemResult]) -> dict[str, Any] | None:
+    """--soclab-judge=both: Cohen's kappa pooled over every compared checkpoint, and the disagreements."""
+    from pytest_soclab.judge.compare import JudgeComparison, pooled_agreement
+
+    compared = [(r, JudgeComparison.model_validate(r.judge_extra["comparison"]))
+                for r in results if r.judge_extra.get("comparison")]  # fmt: skip
+    if not compared:
+        return None
+    kappa, agreement, n = pooled_agreement(c for _, c in compared)
+    first = compared[0][1]
+    return {
+        "first": first.first_judge,
+        "second": first.second_judge,
+        "checkpoints": n,
+        "agreement": round(agreement, 6),
+        "kappa": None if kappa is None else round(kappa, 6),
+        "disagreements": [
+            {"item": r.scenario_id, "repeat": r.repeat, "dim": d.dim, "check": d.check, "first": d.first,
+             "second": d.second, "second_justification": d.second_justification}
+            for r, c in compared for d in c.disagreements
+        ],
     }
 
 

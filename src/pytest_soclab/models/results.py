@@ -121,6 +121,17 @@ class KindCounts(BaseModel):
     scenarios: int
 
 
+class JudgeAgreement(BaseModel):
+    """--soclab-judge=both: how far the second judge agrees with the first (which scores)."""
+
+    first: str
+    second: str
+    checkpoints: int
+    agreement: float
+    kappa: float | None
+    disagreements: list[dict[str, Any]] = Field(default_factory=list)
+
+
 class ModeSummary(BaseModel):
     counts: dict[str, KindCounts]
     tasks: dict[str, Any]
@@ -133,6 +144,7 @@ class ModeSummary(BaseModel):
     level: LevelResult
     shadow_denials: int
     denied_calls: int
+    judges: JudgeAgreement | None = None
 
 
 class RunInfo(BaseModel):

@@ -79,6 +79,21 @@ def mode_html(mode: str, s: ModeSummary) -> str:
             frac = v / weights.get(d, 100) if weights.get(d) else 0
             parts.append(f"<tr><td>{escape(d)}</td><td>{v:.1f}</td><td>{interval_bar(frac, frac, frac)}</td></tr>")
         parts.append("</table>")
+    if s.judges is not None:
+        j = s.judges
+        kappa = "n/a" if j.kappa is None else f"{j.kappa:.3f}"
+        parts.append(
+            f"<p>judges {escape(j.first)} vs {escape(j.second)}: Cohen's kappa <b>{kappa}</b>, agreement "
+            f"{j.agreement:.1%} over {j.checkpoints} checkpoints</p>"
+        )
+        if j.disagreements:
+            parts.append("<table><tr><th>item</th><th>check</th><th>first</th><th>second</th><th>second's reason</th></tr>")
+            for d in j.disagreements:
+                parts.append(
+                    f"<tr><td>{escape(d['item'])}</td><td>{escape(d['check'])}</td><td>{escape(d['first'])}</td>"
+                    f"<td>{escape(d['second'])}</td><td>{escape(d['second_justification'])}</td></tr>"
+                )
+            parts.append("</table>")
     parts.append("</div>")
     return "".join(parts)
 

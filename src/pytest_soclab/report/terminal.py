@@ -56,6 +56,15 @@ def mode_lines(mode: str, s: ModeSummary) -> list[str]:
         val = "not measured" if not g.measured else f"{g.value:.4g}"
         bound = "" if g.bound == "point" else f" ({g.bound} bound)"
         out.append(f"  gate {name:<20} {val} {g.op} {g.threshold:g}{bound}  {'PASS' if g.passed else 'FAIL'}")
+    if s.judges is not None:
+        j = s.judges
+        kappa = "n/a" if j.kappa is None else f"{j.kappa:.3f}"
+        out.append(
+            f"  judges {j.first} vs {j.second}: Cohen's kappa {kappa}, agreement {j.agreement:.1%} "
+            f"over {j.checkpoints} checkpoints, {len(j.disagreements)} disagreements"
+        )
+        for d in j.disagreements[:10]:
+            out.append(f"    {d['item']} [{d['dim']}] {d['check'][:60]}: {d['first']} vs {d['second']}")
     lvl = s.level
     line = f"  LEVEL {lvl.id or '-'}: {lvl.name}"
     if lvl.next:
