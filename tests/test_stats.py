@@ -247,3 +247,9 @@ def test_cohen_kappa_edges() -> None:
     with pytest.raises(ValueError):
         stats.cohen_kappa(["hit"], [])
     assert not math.isnan(stats.cohen_kappa(["hit", "hit"], ["hit", "miss"]))
+
+
+def test_permutation_test_with_one_pair_is_no_evidence() -> None:
+    from pytest_soclab.stats import paired_permutation_test
+
+    assert paired_permutation_test([1.0], [0.0]) == 1.0

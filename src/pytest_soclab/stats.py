@@ -294,15 +294,15 @@ def paired_permutation_test(
     """Two-sided sign-flip permutation p-value for mean(a - b) == 0 over paired values.
 
     Exact (every sign pattern) when 2^n <= n_resamples, else Monte Carlo from the seeded generator.
-    Fewer than one non-zero difference: 1.0.
+    Fewer than two pairs, or no non-zero difference: 1.0.
     """
     x = _as_array(a, "a")
     y = _as_array(b, "b")
     if x.shape != y.shape:
         raise ValueError(f"paired values differ in length ({x.size} vs {y.size})")
     d = x - y
-    if not np.any(d != 0):
-        return 1.0
+    if d.size < 2 or not np.any(d != 0):
+        return 1.0  # one pair (or no difference) is no evidence either way
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = _scipy().permutation_test(
