@@ -69,6 +69,7 @@ class Analyst(Triage, Tracing, Network, Context, Verdict, Response, Report):
         self.alert_file: str | None = None
         self.executed: list[tuple[str, dict[str, Any], str, bool]] = []
         self.bruteforce_sources: set[str] = set()
+        self.review: list[str] = []
         self.internal_scanners: list[tuple[str, str, int, int, str, str]] = []
 
     # -- compatibility with the agents built on this one --------------------------------------------------

@@ -430,6 +430,7 @@ class Report:
                 out.append(f"- {_RECOMMEND.get(tool, tool).format(**args)} ({why}); left for a human to approve{keep}.")
             else:
                 out.append(f"- Recommended: {_fmt(tool, args).lower()}: {why}.")
+        out += [f"- {r}" for r in dict.fromkeys(getattr(self, "review", []))]
         out += [f"- {r}" for r in self.follow_ups()]
         if not out:
             out.append("- No response action taken: the evidence shows no compromise.")
