@@ -4,12 +4,14 @@ the investigation looked at, and each claim points at the document that shows it
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from pytest_soclab.agents.analyst import clock
 from pytest_soclab.agents.analyst.state import Proc
 from pytest_soclab.agents.analyst.trace import interactive_shell
 from pytest_soclab.agents.analyst.tradecraft import base
+from pytest_soclab.agents.analyst.untrusted import looks_like_instruction
 from pytest_soclab.reference import attack_techniques
 from pytest_soclab.tools import DESTRUCTIVE_TOOLS
 
@@ -78,6 +80,8 @@ class Report:
             "iocs": iocs,
             "evidence": self.evidence_refs(),
         }
+        lines = [redact(x) for x in lines]
+        findings["root_cause"] = redact(str(findings["root_cause"]))
         return {"markdown": "\n".join(lines).rstrip() + "\n", "findings": findings}
 
     # -- verdict -----------------------------------------------------------------------------------------
@@ -454,3 +458,19 @@ class Report:
                 out.append(f"Fix the exploited web application on {host} and preserve the web root and the implant "
                            "for forensics before cleaning up.")
         return out
+
+
+_QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"")
+_REDACTED = "[attacker-supplied text addressed to an analyst or AI, not reproduced]"
+
+
+def redact(line: str) -> str:
+    """Telemetry text that addresses the reader is evidence of an injection attempt, not content to repeat."""
+    if not looks_like_instruction(line):
+        return line
+    line = _QUOTED.sub(lambda m: m.group(0) if not looks_like_instruction(m.group(0)) else _REDACTED, line)
+    if looks_like_instruction(line):
+        head = re.match(r"^(\s*-\s*(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d )?)", line)
+        line = (head.group(1) if head else "") + _REDACTED
+    return line
+
