@@ -11,12 +11,9 @@ from pytest_soclab.agents.analyst import clock
 from pytest_soclab.agents.analyst.store import (
     ALERTS,
     FILE,
-    NET,
-    PROC,
     TI,
     ZCONN,
     ZDNS,
-    ZSSL,
     as_list,
     q,
     q_in,
