@@ -159,7 +159,9 @@ class Report:
                     f"a modified server-side template ({', '.join(base(x) for x in mod)})" if mod else \
                     "a remote code execution request"
                 s.append(f"On {host}, {', '.join(attackers) or 'the attacker'} exploited the public web application "
-                         f"(T1190) with {via}; the web server ({self.web_parent(host)}) then ran the attacker's commands.")
+                         f"(T1190) with {via}; the web server ({self.web_parent(host)}) then ran the attacker's commands"
+                         + ("." if attackers else " (the request that started them is not in zeek http: the sensor "
+                            "may not see that traffic)."))
             elif e.kind == "ssh":
                 lg = next((lg for lg in c.logins if lg.host == host and lg.malicious), None)
                 if lg is not None:
