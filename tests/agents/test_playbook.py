@@ -73,6 +73,8 @@ def test_every_task_runs(runs: dict[str, tuple[ItemResult, list[ToolCall]]]) -> 
     for name, (result, _) in runs.items():
         assert result.error is None, f"{name}: {result.error}"
         assert result.outcome != "error", name
+        # A step that fails on unexpected data is reported, not raised: none may fail on the shipped tasks.
+        assert "step failed" not in str(result.report), f"{name}: {result.report}"
 
 
 def test_mean_score_is_solid(runs: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:

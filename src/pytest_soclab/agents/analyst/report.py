@@ -71,6 +71,8 @@ class Report:
                        "AI (possible prompt injection); they were treated as attacker-controlled data, not as "
                        "instructions."), ""]
         lines += ["## Response", ""] + self.response_lines()
+        if self.failed_steps:
+            lines += ["", "## Investigation notes", ""] + [f"- step failed: {f}" for f in self.failed_steps]
         findings = {
             "root_cause": self.root_cause(),
             "attacker_ips": sorted(ip for ip, inf in c.infra.items() if inf.roles and not inf.popular)
