@@ -71,6 +71,7 @@ class Analyst(Triage, Tracing, Network, Context, Verdict, Response, Report):
         self.bruteforce_sources: set[str] = set()
         self.review: list[str] = []
         self.failed_steps: list[str] = []
+        self.reviewed_rules: list[tuple[str, int, int]] = []
         self.internal_scanners: list[tuple[str, str, int, int, str, str]] = []
 
     # -- compatibility with the agents built on this one --------------------------------------------------

@@ -95,8 +95,12 @@ class Report:
             return self.recon_verdict()
         if c.verdict == "benign":
             return self.benign_verdict()
-        return [("The evidence retrieved does not show an intrusion; the lead stays open for more data. "
-                 "No response action was taken.")]
+        out = [("The evidence retrieved does not show an intrusion; the lead stays open for more data. "
+                "No response action was taken.")]
+        if self.reviewed_rules:
+            out.append("Alerts reviewed (one of each rule, traced to its session): " + "; ".join(
+                f"\"{r}\" ({n} alerts on {h} hosts)" for r, n, h in self.reviewed_rules) + ".")
+        return out
 
     def root_cause(self: Analyst) -> str:
         text = self.verdict_text()
@@ -141,7 +145,7 @@ class Report:
         hits = sorted(self.ti_matches)
         rest = self.ti_total - len({v for _, _, v in self.ti_hits})
         return [(f"Threat-intel sweep: the {self.ti_total} indicators in logs-ti_* were joined against zeek "
-                 f"connection addresses and DNS names; only {', '.join(hits) or 'none'} matched our telemetry. The "
+                 f"connection addresses and DNS, TLS and HTTP names; only {', '.join(hits) or 'none'} matched our telemetry. The "
                  f"other {rest} indicators did not match any activity (no other match), so nothing else is blocked.")]
 
     def story(self: Analyst) -> list[str]:
