@@ -44,9 +44,6 @@ BRUTE_FORCE_FAILURES = 10  # failed logins from one outside address before a suc
 DB_PORTS = {5432: "PostgreSQL", 3306: "MySQL", 1433: "SQL Server", 27017: "MongoDB", 6379: "Redis", 1521: "Oracle"}
 
 
-def rfc1918(field: str) -> str:
-    return f'CIDR_MATCH({field}, "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")'
-
 
 class Network:
     def infra(self: Analyst, ip: str) -> Infra:
