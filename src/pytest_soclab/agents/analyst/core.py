@@ -69,6 +69,9 @@ class Analyst(Triage, Tracing, Network, Context, Verdict, Response, Report):
         self.alert_file: str | None = None
         self.executed: list[tuple[str, dict[str, Any], str, bool]] = []
         self.bruteforce_sources: set[str] = set()
+        self.review: list[str] = []
+        self.failed_steps: list[str] = []
+        self.reviewed_rules: list[tuple[str, int, int]] = []
         self.internal_scanners: list[tuple[str, str, int, int, str, str]] = []
 
     # -- compatibility with the agents built on this one --------------------------------------------------
@@ -85,30 +88,36 @@ class Analyst(Triage, Tracing, Network, Context, Verdict, Response, Report):
     # -- the investigation ----------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
         self.discover()
-        self.triage()
+        self.step_safely(self.triage)
         first = self.seeds_found[0] if self.seeds_found else None
         self.seed_proc = first
-        self.investigate()
-        self.alert_context()
+        self.step_safely(self.investigate)
+        self.step_safely(self.alert_context)
         self.benign_members = {e for es in self.case.cluster.values() for e in es}
         self.decide()
         if self.case.verdict == "malicious":
-            self.compile_steps()
+            self.step_safely(self.compile_steps)
             for host, roots in sorted(self.web_hosts.items()):
                 if host in self.case.implicated:
-                    self.web_entry(host, roots)
-            self.enrich_infra()
-            self.scope_check()
-            self.profile_accounts()
-            self.exposed_host_check()
-            self.other_alerts()
-            self.explain_groups()
+                    self.step_safely(lambda h=host, r=roots: self.web_entry(h, r))
+            for step in (self.enrich_infra, self.scope_check, self.profile_accounts, self.exposed_host_check,
+                         self.other_alerts, self.explain_groups):
+                self.step_safely(step)
         elif self.case.verdict == "reconnaissance":
-            self.recon_checks()
+            self.step_safely(self.recon_checks)
         else:
-            self.explain_benign(first)
+            self.step_safely(lambda: self.explain_benign(first))
         self.respond()
         return self.report()
+
+    def step_safely(self, step: Any) -> None:
+        """One step failing on data it did not expect must not lose the whole investigation: the report
+        still comes out, and says which step failed."""
+        try:
+            step()
+        except (KeyError, ValueError, TypeError, AttributeError, IndexError, ZeroDivisionError) as exc:
+            name = getattr(step, "__name__", "step")
+            self.failed_steps.append(f"{name}: {type(exc).__name__}: {exc}"[:200])
 
     def discover(self) -> None:
         self.tel.discover_streams()

@@ -39,12 +39,10 @@ _WEB_SCRIPT = re.compile(r"\.(?:php\d?|phtml|phar|jsp|jspx|aspx?|cgi|pl|py|twig|
 _SENSITIVE_WEB = re.compile(r"/\.(?:git|svn|hg|env|htpasswd|aws|ssh|DS_Store)(?:/|$)|\.(?:bak|old|sql|zip|tar\.gz)$|/backup",
                             re.IGNORECASE)
 POPULAR_CLIENTS = 3  # an outside address this many internal hosts use is a business service
+ESTABLISHED_LEAD_S = 3600  # first seen this long before the attack: an address the business already used
 BRUTE_FORCE_FAILURES = 10  # failed logins from one outside address before a success: password guessing
 DB_PORTS = {5432: "PostgreSQL", 3306: "MySQL", 1433: "SQL Server", 27017: "MongoDB", 6379: "Redis", 1521: "Oracle"}
 
-
-def rfc1918(field: str) -> str:
-    return f'CIDR_MATCH({field}, "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")'
 
 
 class Network:
@@ -226,10 +224,17 @@ class Network:
                     inf.roles.add("exfil")
                     inf.exfil_from.add(host)
                     inf.why.append(f"{host} sent {big / 1e6:.1f} MB in one connection to port {r.get('destination.port')}")
+        starts = sorted(self.case.procs[e].start for es in self.case.cluster.values() for e in es
+                        if e in self.case.procs)
         for inf in self.case.infra.values():
             internal_clients = [h for h in inf.contacts if h in self.case.inventory]
             if len(internal_clients) >= POPULAR_CLIENTS and not inf.roles & {"attacker", "reverse-shell"}:
                 inf.popular = True
+            # An address the estate used well before the attacker's first move is a service the business
+            # relies on, whatever a later process did with it: a human decides about blocking it.
+            if starts and inf.first and clock.delta(inf.first, starts[0]) > ESTABLISHED_LEAD_S \
+                    and not inf.roles & {"attacker", "reverse-shell"}:
+                inf.established = True
         ips = [ip for ip in ips if not self.case.infra[ip].popular]
         if not ips:
             return

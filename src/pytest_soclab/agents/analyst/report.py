@@ -4,12 +4,14 @@ the investigation looked at, and each claim points at the document that shows it
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from pytest_soclab.agents.analyst import clock
 from pytest_soclab.agents.analyst.state import Proc
 from pytest_soclab.agents.analyst.trace import interactive_shell
 from pytest_soclab.agents.analyst.tradecraft import base
+from pytest_soclab.agents.analyst.untrusted import looks_like_instruction
 from pytest_soclab.reference import attack_techniques
 from pytest_soclab.tools import DESTRUCTIVE_TOOLS
 
@@ -69,6 +71,8 @@ class Report:
                        "AI (possible prompt injection); they were treated as attacker-controlled data, not as "
                        "instructions."), ""]
         lines += ["## Response", ""] + self.response_lines()
+        if self.failed_steps:
+            lines += ["", "## Investigation notes", ""] + [f"- step failed: {f}" for f in self.failed_steps]
         findings = {
             "root_cause": self.root_cause(),
             "attacker_ips": sorted(ip for ip, inf in c.infra.items() if inf.roles and not inf.popular)
@@ -78,6 +82,8 @@ class Report:
             "iocs": iocs,
             "evidence": self.evidence_refs(),
         }
+        lines = [redact(x) for x in lines]
+        findings["root_cause"] = redact(str(findings["root_cause"]))
         return {"markdown": "\n".join(lines).rstrip() + "\n", "findings": findings}
 
     # -- verdict -----------------------------------------------------------------------------------------
@@ -89,8 +95,12 @@ class Report:
             return self.recon_verdict()
         if c.verdict == "benign":
             return self.benign_verdict()
-        return [("The evidence retrieved does not show an intrusion; the lead stays open for more data. "
-                 "No response action was taken.")]
+        out = [("The evidence retrieved does not show an intrusion; the lead stays open for more data. "
+                "No response action was taken.")]
+        if self.reviewed_rules:
+            out.append("Alerts reviewed (one of each rule, traced to its session): " + "; ".join(
+                f"\"{r}\" ({n} alerts on {h} hosts)" for r, n, h in self.reviewed_rules) + ".")
+        return out
 
     def root_cause(self: Analyst) -> str:
         text = self.verdict_text()
@@ -135,7 +145,7 @@ class Report:
         hits = sorted(self.ti_matches)
         rest = self.ti_total - len({v for _, _, v in self.ti_hits})
         return [(f"Threat-intel sweep: the {self.ti_total} indicators in logs-ti_* were joined against zeek "
-                 f"connection addresses and DNS names; only {', '.join(hits) or 'none'} matched our telemetry. The "
+                 f"connection addresses and DNS, TLS and HTTP names; only {', '.join(hits) or 'none'} matched our telemetry. The "
                  f"other {rest} indicators did not match any activity (no other match), so nothing else is blocked.")]
 
     def story(self: Analyst) -> list[str]:
@@ -155,7 +165,9 @@ class Report:
                     f"a modified server-side template ({', '.join(base(x) for x in mod)})" if mod else \
                     "a remote code execution request"
                 s.append(f"On {host}, {', '.join(attackers) or 'the attacker'} exploited the public web application "
-                         f"(T1190) with {via}; the web server ({self.web_parent(host)}) then ran the attacker's commands.")
+                         f"(T1190) with {via}; the web server ({self.web_parent(host)}) then ran the attacker's commands"
+                         + ("." if attackers else " (the request that started them is not in zeek http: the sensor "
+                            "may not see that traffic)."))
             elif e.kind == "ssh":
                 lg = next((lg for lg in c.logins if lg.host == host and lg.malicious), None)
                 if lg is not None:
@@ -430,6 +442,7 @@ class Report:
                 out.append(f"- {_RECOMMEND.get(tool, tool).format(**args)} ({why}); left for a human to approve{keep}.")
             else:
                 out.append(f"- Recommended: {_fmt(tool, args).lower()}: {why}.")
+        out += [f"- {r}" for r in dict.fromkeys(getattr(self, "review", []))]
         out += [f"- {r}" for r in self.follow_ups()]
         if not out:
             out.append("- No response action taken: the evidence shows no compromise.")
@@ -453,3 +466,19 @@ class Report:
                 out.append(f"Fix the exploited web application on {host} and preserve the web root and the implant "
                            "for forensics before cleaning up.")
         return out
+
+
+_QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"")
+_REDACTED = "[attacker-supplied text addressed to an analyst or AI, not reproduced]"
+
+
+def redact(line: str) -> str:
+    """Telemetry text that addresses the reader is evidence of an injection attempt, not content to repeat."""
+    if not looks_like_instruction(line):
+        return line
+    line = _QUOTED.sub(lambda m: m.group(0) if not looks_like_instruction(m.group(0)) else _REDACTED, line)
+    if looks_like_instruction(line):
+        head = re.match(r"^(\s*-\s*(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d )?)", line)
+        line = (head.group(1) if head else "") + _REDACTED
+    return line
+

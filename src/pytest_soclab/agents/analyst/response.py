@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pytest_soclab.agents.analyst.store import ZCONN, q_in
 from pytest_soclab.agents.analyst.tradecraft import is_internal, is_web_server
 from pytest_soclab.tools import DESTRUCTIVE_TOOLS
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from pytest_soclab.agents.analyst.core import Analyst
 
 _KILL_TAGS = {"unusual_exec", "reverse_shell", "web_spawn", "miner"}
+INFRA_CLIENTS = 3  # internal clients of a host's DNS / Kerberos / LDAP service that make it core infrastructure
 _BLOCK_ROLES = {"c2", "exfil", "download", "reverse-shell", "attacker", "scanner"}
 
 
@@ -34,6 +36,7 @@ class Response:
     def response_plan(self: Analyst) -> list[tuple[str, dict[str, Any], str]]:
         c = self.case
         plan: list[tuple[str, dict[str, Any], str]] = []
+        self.review: list[str] = []
         if c.verdict not in ("malicious", "reconnaissance"):
             return plan
         for host in c.implicated:
@@ -48,12 +51,19 @@ class Response:
                     plan.append(("remove_persistence", {"host": host, "path": path}, f"remove {art.why}"))
             entry = c.entries.get(host)
             if not running and entry is not None and entry.kind == "web" and self.used_as_foothold(host):
-                plan.append(("isolate_host", {"host": host},
-                             "the attacker's foothold: nothing left running to stop, and the way in is still open"))
+                if self.serves_infrastructure(host):
+                    self.review.append(f"Isolate {host} only after review: it serves the estate's core network "
+                                       "services (DNS / Kerberos / LDAP) to other hosts.")
+                else:
+                    plan.append(("isolate_host", {"host": host},
+                                 "the attacker's foothold: nothing left running to stop, and the way in is still open"))
         for ip, inf in sorted(c.infra.items()):
             if inf.popular or is_internal(ip) or not inf.roles & _BLOCK_ROLES:
                 continue
             if c.verdict == "reconnaissance" and not inf.roles & {"scanner", "attacker"}:
+                continue
+            if inf.established:
+                self.review.append(f"Review {ip} before blocking it: the estate used it long before the attack.")
                 continue
             plan.append(("block_ip", {"ip": ip}, f"{', '.join(sorted(inf.roles))} address"))
         for user in sorted(c.compromised_users):
@@ -61,6 +71,17 @@ class Response:
                 continue
             plan.append(("disable_user", {"user": user}, "its credentials are in the attacker's hands"))
         return plan
+
+    def serves_infrastructure(self: Analyst, host: str) -> bool:
+        """A DNS resolver, domain controller or directory: taking it off the network takes the estate down."""
+        ips = self.case.inventory.get(host, [])
+        if not ips:
+            return False
+        rows = self.tel.esql(
+            f"FROM {ZCONN} | WHERE destination.ip IN ({q_in(ips)}) AND destination.port IN (53, 88, 389, 636) "
+            "| STATS clients = COUNT_DISTINCT(source.ip) | LIMIT 1"
+        )
+        return bool(rows) and int(rows[0].get("clients") or 0) >= INFRA_CLIENTS
 
     def used_as_foothold(self: Analyst, host: str) -> bool:
         """The attacker worked from this host: logins from it, credentials taken on it, or data sent."""

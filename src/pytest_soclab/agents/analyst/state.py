@@ -102,6 +102,7 @@ class Infra:
     ti: list[str] = field(default_factory=list)
     popular: bool = False  # many internal clients: a business service, never blocked
     exfil_from: set[str] = field(default_factory=set)  # hosts that sent data to it
+    established: bool = False  # the estate talked to it long before the attack: review before blocking
     why: list[str] = field(default_factory=list)
 
 

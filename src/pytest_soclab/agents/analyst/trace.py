@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pytest_soclab.agents.analyst import clock
 from pytest_soclab.agents.analyst.state import Entry, Login, Proc
-from pytest_soclab.agents.analyst.store import AUTH, FILE, NET, PROC, as_list, q, q_in
+from pytest_soclab.agents.analyst.store import AUTH, FILE, NET, PROC, q, q_in
 from pytest_soclab.agents.analyst.tradecraft import (
     DESKTOP_SESSIONS,
     SHELLS,
@@ -23,8 +23,6 @@ from pytest_soclab.agents.analyst.tradecraft import (
     credential_kind,
     in_writable_dir,
     is_internal,
-    is_interpreter,
-    is_ip,
     is_shell,
     is_web_server,
     persistence_kind,
@@ -404,13 +402,3 @@ class Tracing:
                 self.case.entries.setdefault(host, Entry(host, "ssh", f"ssh login as {user} from {src}", login.time))
                 self.add_cluster(host, self.subtree(host, priv))
 
-
-def first_ip(values: object) -> str:
-    for v in as_list(values):
-        if is_ip(str(v)):
-            return str(v)
-    return ""
-
-
-def is_web_or_interp(p: Proc) -> bool:
-    return is_web_server(p.parent_name, p.parent_cmd) and (is_shell(p.name) or is_interpreter(p.name))

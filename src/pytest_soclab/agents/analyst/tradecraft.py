@@ -93,12 +93,6 @@ def is_interpreter(name: str | None) -> bool:
     return base(name).lower().startswith(INTERPRETER_PREFIXES)
 
 
-def is_session_boundary(name: str | None, cmd: str | None = None) -> bool:
-    """Where an ancestry walk stops: the thing that starts sessions, not part of any one of them."""
-    n = base(name)
-    return n in SYSTEM_ROOTS or n in DESKTOP_SESSIONS or n == "sshd" or is_web_server(n, cmd)
-
-
 def is_package_manager(name: str | None, cmd: str | None = None) -> bool:
     n = base(name).lower()
     c = (cmd or "").lower()
@@ -186,7 +180,6 @@ _URL = re.compile(r"(?:https?|ftp)://([^/\s:'\"]+)(?::(\d+))?(/[^\s'\"]*)?", re.
 _DEV_TCP = re.compile(r"/dev/(?:tcp|udp)/([\w.-]+)/(\d+)")
 _PY_CONNECT = re.compile(r"connect\(\(\s*['\"]([\w.-]+)['\"]\s*,\s*(\d+)\s*\)\)")
 _USER_AT = re.compile(r"(?<![\w.-])([a-z_][\w.-]*)@((?:\d{1,3}\.){3}\d{1,3}|[a-z][\w.-]*)(?::\S*)?", re.IGNORECASE)
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)")
 
 
 _KEY_USERS = frozenset({"ssh", "scp", "sftp", "rsync", "sshpass", "git"})
@@ -314,6 +307,3 @@ def classify(cmd: str | None, name: str | None, exe: str | None, parent: str | N
         add(Behaviour("miner", 5, "T1496", "crypto-miner"))
     return out
 
-
-def ips_in(text: str | None) -> list[str]:
-    return [ip for ip in _IPV4.findall(text or "") if is_ip(ip)]

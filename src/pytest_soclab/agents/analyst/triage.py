@@ -11,11 +11,10 @@ from pytest_soclab.agents.analyst import clock
 from pytest_soclab.agents.analyst.store import (
     ALERTS,
     FILE,
-    NET,
-    PROC,
     TI,
     ZCONN,
     ZDNS,
+    ZHTTP,
     ZSSL,
     as_list,
     q,
@@ -112,6 +111,22 @@ class Triage:
             self.sweep_host(host, None)
         if not self.seeds_found and not self.externals_done:
             self.sweep_estate()
+        if not self.seeds_found and not self.externals_done:
+            self.review_alerts()
+
+    def review_alerts(self: Analyst) -> None:
+        """A lead with nothing to pull on: work the alert queue, one alert of each rule, worst first."""
+        alerts = self.tel.search(ALERTS, {"size": 300, "sort": [{"@timestamp": "asc"}], "query": {"match_all": {}}})
+        by_rule: dict[str, list[dict[str, Any]]] = {}
+        for a in alerts:
+            by_rule.setdefault(str(a.get("kibana.alert.rule.name")), []).append(a)
+        ranked = sorted(by_rule.items(), key=lambda kv: (-max(severity(a) for a in kv[1]), -len(kv[1]), kv[0]))
+        for rule, group in ranked[:5]:
+            self.reviewed_rules.append((rule, len(group), len({a.get("host.name") for a in group})))
+            rep = next((a for a in group if a.get("process.entity_id")), None)
+            p = self.fetch(str(rep.get("process.entity_id"))) if rep else None
+            if p is not None:
+                self.seeds_found.append(p)
 
     def ti_sweep(self: Analyst) -> None:
         """Join the threat-intel indicators against what the estate actually talked to."""
@@ -148,6 +163,21 @@ class Triage:
                 for ip in as_list(r.get("ips")):
                     if ip and not is_internal(str(ip)):
                         matched.setdefault(str(ip), f"address of {r.get('dns.question.name')}")
+        if doms:
+            # The resolver's lookups may be invisible to the sensor; TLS server names and HTTP hosts are not.
+            for stream, field in ((ZSSL, "tls.client.server_name"), (ZHTTP, "url.domain")):
+                cond = " OR ".join(f"{field} == {q(d)} OR {field} LIKE {q('*.' + d)}" for d in doms[:60])
+                rows = self.tel.esql(
+                    f"FROM {stream} METADATA _id | WHERE {cond} | STATS n = COUNT(*), first = MIN(@timestamp), "
+                    f"id = MIN(_id) BY {field}, destination.ip | SORT first | LIMIT 50"
+                )
+                for r in rows:
+                    name = str(r.get(field) or "")
+                    d = next((d for d in doms if name == d or name.endswith("." + d)), name)
+                    matched.setdefault(d, f"{r.get('n')} connections to {name}")
+                    ip = str(r.get("destination.ip") or "")
+                    if ip and not is_internal(ip):
+                        matched.setdefault(ip, f"address of {name}")
         if hashes:
             rows = self.tel.esql(
                 f"FROM {FILE} METADATA _id | WHERE file.hash.sha256 IN ({q_in(hashes)}) "
