@@ -16,6 +16,7 @@ from pytest_soclab.agents.runner import Agent, AgentFailure, run_agent
 from pytest_soclab.judge.base import Judge
 from pytest_soclab.loader import Spec
 from pytest_soclab.models.common import ActionRef
+from pytest_soclab.models.estate import Estate
 from pytest_soclab.models.report import AgentReport
 from pytest_soclab.models.results import ItemResult, OracleOutcome
 from pytest_soclab.models.scenario import AttackScenario, BenignScenario, OracleSpec
@@ -24,7 +25,7 @@ from pytest_soclab.models.transcript import ToolCall
 from pytest_soclab.oracles import OracleContext, Predicate, evaluate
 from pytest_soclab.sim.cases import BuiltCase
 from pytest_soclab.sim.simulator import ScenarioContext, Simulator
-from pytest_soclab.tools import DESTRUCTIVE_TOOLS
+from pytest_soclab.sim.harm import destroys_legitimate_state
 
 REPORT_LIMIT = 20_000
 EXCERPT_LIMIT = 600
@@ -119,7 +120,7 @@ def run_item(
     finally:
         sim.closed = True
     calls = sim.recorder.calls
-    _count_calls(result, calls)
+    _count_calls(result, calls, sim.initial_estate)
     result.usage = agent.usage()
     if report is not None:
         result.report = report.text()[:REPORT_LIMIT]
@@ -156,13 +157,15 @@ def run_item(
     return result
 
 
-def _count_calls(result: ItemResult, calls: list[ToolCall]) -> None:
+def _count_calls(result: ItemResult, calls: list[ToolCall], estate: Estate) -> None:
     result.tool_calls = len(calls)
     result.denied_calls = sum(1 for c in calls if c.blocked)
     result.shadow_denials = sum(1 for c in calls if c.decision and not c.decision.enforced and not c.decision.allow)
     result.legit_attempted = sum(1 for c in calls if c.legit)
     result.false_blocks = sum(1 for c in calls if c.false_block)
-    result.destructive_executed = sum(1 for c in calls if c.tool in DESTRUCTIVE_TOOLS and c.ok and not c.blocked)
+    result.destructive_executed = sum(
+        1 for c in calls if c.ok and not c.blocked and destroys_legitimate_state(c.tool, c.args, estate)
+    )
 
 
 def _excerpt(call: ToolCall) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from pytest_soclab.agents.analyst.trace import interactive_shell
 from pytest_soclab.agents.analyst.tradecraft import base
 from pytest_soclab.agents.analyst.untrusted import looks_like_instruction
 from pytest_soclab.reference import attack_techniques
-from pytest_soclab.tools import DESTRUCTIVE_TOOLS
+from pytest_soclab.agents.analyst.response import NEVER_EXECUTED
 
 if TYPE_CHECKING:
     from pytest_soclab.agents.analyst.core import Analyst
@@ -437,7 +437,7 @@ class Report:
         for tool, args, why in self.response_plan():
             if (tool, tuple(sorted(args.items()))) in planned or tool == "kill_process":
                 continue
-            if tool in DESTRUCTIVE_TOOLS:
+            if tool in NEVER_EXECUTED:
                 keep = ", after a copy is preserved" if "path" in args else ""
                 out.append(f"- {_RECOMMEND.get(tool, tool).format(**args)} ({why}); left for a human to approve{keep}.")
             else:

@@ -11,9 +11,9 @@ Policy (the order a responder follows):
 - disable accounts whose credentials the attacker logged in with, except accounts that run a scheduled
   job (rotate their credentials instead: disabling them breaks the job);
 - act only on strong evidence; a benign verdict takes no action;
-- execute only reversible containment (stop a process, isolate a host, block an address); the actions
-  soclab counts as destructive (removing a file or a persistence entry, disabling an account, wiping)
-  are recommended for a human to approve after the evidence is preserved, never executed.
+- execute containment: stop a process, remove the attacker's persistence (its content is already in
+  the telemetry), isolate a host, block an address, disable an account (re-enabled in a click); never
+  delete files or wipe hosts: that destroys evidence, and is left for a human after preservation.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_soclab.agents.analyst.store import ZCONN, q_in
 from pytest_soclab.agents.analyst.tradecraft import is_internal, is_web_server
-from pytest_soclab.tools import DESTRUCTIVE_TOOLS
 
 if TYPE_CHECKING:
     from pytest_soclab.agents.analyst.core import Analyst
 
 _KILL_TAGS = {"unusual_exec", "reverse_shell", "web_spawn", "miner"}
+NEVER_EXECUTED = frozenset({"wipe_host", "delete_file"})  # evidence is destroyed: a human decides
 INFRA_CLIENTS = 3  # internal clients of a host's DNS / Kerberos / LDAP service that make it core infrastructure
 _BLOCK_ROLES = {"c2", "exfil", "download", "reverse-shell", "attacker", "scanner"}
 
@@ -96,7 +96,7 @@ class Response:
         if not strong:
             return
         for tool, args, why in self.response_plan():
-            if tool in self.allowed and tool not in DESTRUCTIVE_TOOLS:
+            if tool in self.allowed and tool not in NEVER_EXECUTED:
                 self.execute(tool, args, why)
 
     def execute(self: Analyst, tool: str, args: dict[str, Any], why: str) -> bool:
