@@ -28,7 +28,7 @@ from pytest_soclab.sim.actions import ActionSurface
 from pytest_soclab.sim.cases import CaseLibrary
 from pytest_soclab.sim.simulator import Simulator
 from pytest_soclab.store.embedded import EmbeddedBackend
-from pytest_soclab.tools import ACTION_TOOLS, DESTRUCTIVE_TOOLS
+from pytest_soclab.tools import ACTION_TOOLS
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = sorted((REPO / "tasks").glob("task-*.json"))
@@ -112,13 +112,13 @@ def test_benign_tasks_take_no_action(runs: dict[str, tuple[ItemResult, list[Tool
 
 
 def test_required_containment_is_taken_when_reversible(runs: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
-    """Every non-destructive required action of every task is executed (the destructive ones are only
-    recommended: the analyst never runs them)."""
+    """Every required action of every task is executed, but file deletions and wipes (the analyst never
+    runs those: evidence is destroyed; it recommends them)."""
     for path in TASKS:
         spec = load_spec(path)
         _, calls = runs[path.stem]
         for ref in spec.expected_response.required_actions:
-            if ref.tool in DESTRUCTIVE_TOOLS:
+            if ref.tool in ("wipe_host", "delete_file"):
                 continue
             assert any(c.tool in ACTION_TOOLS and ref.matches(c.tool, c.args) for c in calls), \
                 f"{path.stem}: {ref.label()} not taken"
