@@ -101,6 +101,7 @@ _PATH = re.compile(r"(?<![\w.:/])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
 _USER = re.compile(
     r"(?<![a-z_])(?:user(?:name)?|account)[\s=:]+['\"]?([a-z_][a-z0-9_.-]{1,31})", re.IGNORECASE
 )
+_PATH_TOKEN = re.compile(r"(?<![\w])/\S*")
 _BACKTICK = re.compile(r"`[^`]{3,}`")
 _QUOTED = re.compile(r"`([^`]{3,})`|\"([^\"]{3,})\"|'([^']{3,})'")
 _COMMAND = re.compile(r"(?<![a-z])command[\s=:]+['\"`]?([^'\"`;]{3,})", re.IGNORECASE)
@@ -215,7 +216,8 @@ def is_instruction(text: str) -> bool:
     if len(text) < 24:
         return False
     plain = unquote_plus(text) if "%" in text or "+" in text else text
-    spaced = re.sub(r"[-_.]+", " ", plain)
+    # Words inside paths and URLs (/opt/Elastic/Agent) address no one.
+    spaced = re.sub(r"[-_.]+", " ", _PATH_TOKEN.sub(" ", _URL.sub(" ", plain)))
     return bool(_ADDRESSEE.search(spaced)) and any(rx.search(plain) for _, rx in _VERBS)
 
 
