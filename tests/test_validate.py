@@ -266,3 +266,14 @@ def test_cli_default_paths_are_the_project_directories(monkeypatch: pytest.Monke
     monkeypatch.chdir(REPO)
     assert main(["validate", "-q"]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_the_examples_of_the_authoring_guide_validate(tmp_path: Path) -> None:
+    import re
+
+    text = (REPO / "docs" / "writing-scenarios.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.DOTALL) if b.startswith("id: ")]
+    assert len(blocks) == 2
+    for block in blocks:
+        data = yaml.safe_load(block)
+        assert _problems(tmp_path, f"{data['id']}.yaml", data) == []
