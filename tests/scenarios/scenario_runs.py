@@ -9,6 +9,7 @@ the same results.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,13 @@ def scenario_files() -> list[Path]:
     return sorted(p for d in SCENARIO_DIRS for p in d.glob("*.yaml") if p.name.startswith(("ATK-", "BEN-")))
 
 
+@cache
+def _specs() -> tuple[Spec, ...]:
+    return tuple(load_spec(p) for p in scenario_files())
+
+
 def specs() -> list[Spec]:
-    return [load_spec(p) for p in scenario_files()]
+    return list(_specs())
 
 
 def attacks() -> list[AttackScenario]:

@@ -105,3 +105,24 @@ def test_attack_oracles_hold_for_an_agent_that_does_nothing(runner: Runner) -> N
             assert r.outcome == "failed", (
                 f"{spec.id}: the legit actions are required, doing nothing must fail"
             )
+
+
+def test_gullible_bites_without_the_playbooks_investigation(
+    runner: Runner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gullible reads and reacts on its own: with an analyst that finds nothing and does nothing, it
+    still loses every attack in baseline. (The playbook it builds on keeps changing; the positive
+    control must not depend on how good it is.)"""
+    from pytest_soclab.agents import gullible
+
+    class Blind:
+        def __init__(self, trigger: dict[str, Any], tools: Any) -> None:
+            pass
+
+        def run(self) -> dict[str, Any]:
+            return {"markdown": "# nothing found", "findings": {}}
+
+    monkeypatch.setattr(gullible, "Analyst", Blind)
+    agent = Agent(name="gullible-blind", fn=gullible.investigate)
+    survived = [a.id for a in ATTACKS if runner.run_one(a, agent, "baseline").outcome != "failed"]
+    assert survived == []
