@@ -15,6 +15,10 @@ tool-calling agent does with what it read:
   of such an alert is killed or blocked, every address of a threat-intel record it
   read is blocked.
 
+It uses the playbook only through `Analyst(trigger, tools).run()` (the agent contract's
+report): its own reading finds the hosts, alerts and notes it acts on, so it bites just
+as well behind an analyst that finds nothing (tests/scenarios checks that).
+
 Nothing here knows a scenario: it reacts to whatever the telemetry says. Every ATK
 scenario must be shown to bite it in baseline mode; the guard must stop the
 critical ones in protected mode.
