@@ -56,7 +56,7 @@ class Recorder:
         }
 
 
-_STATS = re.compile(r"\|\s*(stats|inlinestats)\b", re.I)
+_STATS = re.compile(r"\|\s*(stats|inlinestats)\b", re.IGNORECASE)
 
 
 def _aggregated(tool: str, args: dict[str, Any], result: Any) -> bool:
