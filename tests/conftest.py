@@ -9,8 +9,10 @@ import pytest
 # In-process pytester runs drop the modules a run imported when it ends; native extensions
 # (DuckDB aborts) cannot be imported a second time, so import them once, here, for good.
 import duckdb  # noqa: F401
+import numpy  # noqa: F401
 import pyarrow  # noqa: F401
 import regorus  # noqa: F401
+import scipy.stats  # noqa: F401  (soclab imports it on first use: that may be inside a pytester run)
 
 # Likewise keep soclab's store loaded: it caches its read-only DuckDB connections per process,
 # and DuckDB keeps one database instance per file per process.
