@@ -318,3 +318,28 @@ def test_paraphrased_key_evidence_gets_half() -> None:
     v = by_index(judge(md, thorough_calls()))[3]
     # web-01, app-02 in full, the auth line paraphrased (every token named): (1 + 1 + 0.5) / 3
     assert v.awarded == pytest.approx(7 * 2.5 / 3, abs=1e-3) and "paraphrased" in v.justification
+
+
+def test_kill_named_by_process_or_pid() -> None:
+    """A kill target is a pid: named by number, or by the process the retrieval shows with that pid."""
+    t = task(expected_response={
+        "required": ["stop the implant"], "over_reaction_penalty": ["killing cron"],
+        "required_actions": [{"tool": "kill_process", "args": {"host": "web-01", "pid": 2307}}],
+        "penalized_actions": [{"tool": "kill_process", "args": {"pid": [811]}}],  # cron, on any host
+    })
+    calls = thorough_calls()
+
+    def restraint(md: str) -> tuple[float, float]:
+        vs = by_index(judge(THOROUGH_MD.split("## Recommended response")[0] + md, calls, t))
+        return vs[9].awarded, vs[10].awarded
+
+    assert restraint("## Response\n- Kill the /tmp/.sysupdate implant on web-01.\n") == (10, 5)
+    assert restraint("## Response\n- Kill pid 2307 on web-01.\n") == (10, 5)
+    assert restraint("## Response\n- Kill pid 811 on web-01.\n") == (0, 5 * 0.75)
+    assert restraint("## Response\n- Kill cron on web-01.\n") == (0, 5 * 0.75)
+    # A clause that names a pid means that process, whatever else it says.
+    assert restraint("## Response\n- Kill pid 2307 (spawned under cron) on web-01.\n") == (10, 5)
+    structured = AgentReport(markdown=THOROUGH_MD.split("## Recommended response")[0], findings=Findings(
+        response=[{"action": "kill_process", "target": "web-01 pid 2307"}]))
+    vs = by_index(judge(structured, calls, t))
+    assert (vs[9].awarded, vs[10].awarded) == (10, 5)

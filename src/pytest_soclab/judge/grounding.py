@@ -339,6 +339,20 @@ class Retrieved:
             self._hosts = {h for h in self.field_values(*HOST_FIELDS) if h and not h.startswith(("{", "["))}
         return set(self._hosts)
 
+    def process_names(self) -> dict[tuple[str, str], set[str]]:
+        """(host, pid) -> the process names and executables retrieved for that pid on that host: how a
+        report names a process without its number ("kill the /tmp/.sysupdate implant on web-01")."""
+        out: dict[tuple[str, str], set[str]] = {}
+        for d in self.docs:
+            pids = d.values("process.pid")
+            if not pids:
+                continue
+            names = set(d.values("process.name", "process.executable"))
+            for host in d.values("host.name") or [""]:
+                for pid in pids:
+                    out.setdefault((host, pid), set()).update(names)
+        return out
+
     def host_ips(self, hosts: Iterable[str]) -> set[str]:
         """The host.ip values of documents about the given hosts."""
         want = {h.lower() for h in hosts}

@@ -29,6 +29,7 @@ from pytest_soclab.judge.response import (
     ACTION_VERBS,
     AnswerScope,
     OverReaction,
+    ProcessNames,
     executions,
     over_reactions,
     recommendation,
@@ -124,6 +125,7 @@ class Context:
     penalized: list[ActionRef]
     over: list[OverReaction]
     link_to: list[str]  # answer-key entities a grounded term must co-occur with (Retrieved.linked)
+    process_names: ProcessNames = field(default_factory=dict)  # (host, pid) -> names (Retrieved.process_names)
 
 
 def supporting_retrieval(task: Task, retrieved: Retrieved, cat: Catalog | None = None) -> tuple[bool, str]:
@@ -160,11 +162,12 @@ def build_context(task: Task, report: AgentReport, calls: Sequence[ToolCall]) ->
     penalized = list(er.penalized_actions) or refs_from_prose(er.over_reaction_penalty, hosts, users)
     truth_entities = cat.values() + sorted(retrieved.host_ips(t.value for t in cat.of("host")))
     scope = AnswerScope(tuple(truth_entities), "\n".join([gt.root_cause, gt.conclusion, gt.correlation, *gt.iocs]))
-    over = over_reactions(penalized, required, rt, calls, scope, retrieved.hosts())
+    names = retrieved.process_names()
+    over = over_reactions(penalized, required, rt, calls, scope, retrieved.hosts(), names)
     return Context(
         task=task, report=report, calls=calls, rt=rt, retrieved=retrieved, cat=cat, known=known,
         support=support, support_note=note, precision=precision(rt, retrieved, cat, known),
-        required=required, penalized=penalized, over=over, link_to=truth_entities,
+        required=required, penalized=penalized, over=over, link_to=truth_entities, process_names=names,
     )
 
 
@@ -310,7 +313,7 @@ def action_present(ref: ActionRef, ctx: Context, allow_recommended: bool) -> tup
     ex = executions(ref, ctx.calls)
     if ex:
         return True, f"{ref.label()} taken (seq {ex[0].seq})"
-    if allow_recommended and recommendation(ref, ctx.rt):
+    if allow_recommended and recommendation(ref, ctx.rt, ctx.process_names):
         return True, f"{ref.label()} recommended"
     return False, f"{ref.label()} neither " + ("recommended nor " if allow_recommended else "") + "taken"
 
