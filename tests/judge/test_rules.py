@@ -343,3 +343,110 @@ def test_kill_named_by_process_or_pid() -> None:
         response=[{"action": "kill_process", "target": "web-01 pid 2307"}]))
     vs = by_index(judge(structured, calls, t))
     assert (vs[9].awarded, vs[10].awarded) == (10, 5)
+
+
+# ------------------------------------------------------------------ clearing, claims, forbid (rubric fixes)
+
+
+def _benign_task(checkpoints: list[dict]) -> Task:
+    """The same telemetry read as a benign case: the cron job on web-01 is the legit scheduled backup."""
+    return task(
+        ground_truth={
+            "root_cause": "The alert is the scheduled e2scrub job: dpkg rewrote /etc/cron.d/e2scrub_all.",
+            "attacker_ip": None, "implicated_hosts": [], "techniques": [], "iocs": [],
+            "key_evidence": [{"source": "logs-endpoint.events.file", "must_find": "/etc/cron.d/e2scrub_all"}],
+        },
+        expected_response={"required": ["close as benign"], "over_reaction_penalty": ["wiping web-01"]},
+        scoring={"checkpoints": checkpoints},
+    )
+
+
+BENIGN_CPS = [
+    {"dim": "evidence_recall", "points": 35, "check": "found the file event",
+     "expect": {"terms": ["/etc/cron.d/e2scrub_all"], "any_terms": ["dpkg"]}},
+    {"dim": "correlation", "points": 25, "check": "named the host",
+     "expect": {"terms": ["web-01"]}},
+    {"dim": "conclusion_accuracy", "points": 25, "check": "concluded benign",
+     "expect": {"any_terms": ["false positive", "benign"], "grounded": False}},
+    {"dim": "response_restraint", "points": 15, "check": "took no containment action"},
+]
+
+
+def test_clearing_words_satisfy_their_own_expectation() -> None:
+    """"This is a false positive" states the conclusion a benign checkpoint asks for; in a benign case the
+    entities named in clearing sentences are the finding itself."""
+    md = ("## Verdict\nThis is a false positive: dpkg rewrote /etc/cron.d/e2scrub_all on web-01, the "
+          "legitimate scheduled e2scrub job.\n\n## Response\n- No containment action: nothing to contain.\n")
+    vs = judge(md, thorough_calls(), _benign_task(BENIGN_CPS))
+    assert [v.verdict for v in vs] == ["hit"] * 4, [v.justification for v in vs]
+
+
+def test_clearing_still_voids_an_attack_entity() -> None:
+    t = _task_with([
+        {"dim": "evidence_recall", "points": 35, "check": "implant",
+         "expect": {"terms": ["/tmp/.sysupdate"]}},
+        {"dim": "correlation", "points": 25, "check": "told the decoy apart",
+         "expect": {"any_terms": ["db-01"]}},  # not in the answer: clearing it is the point
+        {"dim": "conclusion_accuracy", "points": 25, "check": "scoped", "expect": {"terms": ["web-01"]}},
+        {"dim": "response_restraint", "points": 15, "check": "did not over-react"},
+    ])
+    md = ("/tmp/.sysupdate on web-01 is benign, a false positive.\n"
+          "db-01's alert is benign: the nightly backup, not involved.\n")
+    vs = by_index(judge(md, thorough_calls(), t))
+    assert vs[0].verdict == "miss" and "benign/ruled out" in vs[0].justification
+    assert vs[2].verdict == "miss"
+    assert vs[1].verdict == "hit"
+
+
+def test_claims_need_no_grounding_but_supporting_retrieval() -> None:
+    t = _task_with([
+        {"dim": "evidence_recall", "points": 35, "check": "implant", "expect": {"terms": ["/tmp/.sysupdate"]}},
+        {"dim": "correlation", "points": 25, "check": "lateral movement to app-02",
+         "expect": {"terms": ["app-02"], "any_claims": ["lateral", "T1021.004", "pivot*"]}},
+        {"dim": "conclusion_accuracy", "points": 25, "check": "concluded a customer-data breach",
+         "expect": {"terms": ["/tmp/.sysupdate"], "claims": ["customer"]}},
+        {"dim": "response_restraint", "points": 15, "check": "did not over-react"},
+    ])
+    md = THOROUGH_MD + "\nThe attacker pivoted to app-02 and took customer records.\n"
+    vs = by_index(judge(md, thorough_calls(), t))
+    assert vs[1].verdict == "hit" and vs[2].verdict == "hit"
+    # Without the claim: half of the checkpoint (one of two requirements).
+    assert by_index(judge(THOROUGH_MD, thorough_calls(), t))[2].awarded == pytest.approx(12.5)
+    # A copied report without retrieval: claims count for nothing either.
+    c = Calls()
+    c.list_indices()
+    assert total_points(judge(md, c.calls, t)) == 0
+
+
+def test_ungrounded_expectation_needs_supporting_retrieval() -> None:
+    """`grounded: false` frees a conclusion's words from grounding, not from investigating: a lucky guess
+    with no supporting retrieval scores nothing on it."""
+    md = "## Verdict\nThis is a false positive: the legitimate scheduled e2scrub job.\n"
+    c = Calls()
+    c.list_indices()
+    q_overview(c)
+    vs = judge(md, c.calls, _benign_task(BENIGN_CPS))
+    assert total_points(vs) == 0
+    assert "without supporting retrieval" in by_index(vs)[2].justification
+
+
+@pytest.mark.parametrize("md, penalized", [
+    ("db-01 is compromised too.", True),
+    ("## Scope\n- db-01 is compromised", True),
+    ("Nothing suggests that db-01 is compromised.", False),
+    ("There is no evidence db-01 is compromised.", False),
+    ("We checked whether db-01 is compromised: it is not.", False),
+    ("It is unlikely that db-01 is compromised.", False),
+    ("Do not isolate dc-01: it was never accessed.", False),
+    ("Isolate dc-01 as a precaution.", True),
+])
+def test_forbid_counts_only_asserted(md: str, penalized: bool) -> None:
+    t = _task_with([
+        {"dim": "evidence_recall", "points": 35, "check": "x", "expect": {"terms": ["web-01"]}},
+        {"dim": "correlation", "points": 25, "check": "y", "expect": {"terms": ["web-01"]}},
+        {"dim": "conclusion_accuracy", "points": 25, "check": "scope",
+         "expect": {"terms": ["web-01"], "forbid": ["db-01 is compromised", "isolate dc-01"]}},
+        {"dim": "response_restraint", "points": 15, "check": "did not over-react"},
+    ])
+    v = by_index(judge("web-01 is compromised.\n" + md, thorough_calls(), t))[2]
+    assert (v.awarded < 25) is penalized, v.justification

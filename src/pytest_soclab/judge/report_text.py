@@ -32,6 +32,14 @@ _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)(?!/\d)")
 _PATH = re.compile(r"(?<![\w/:.\-~])(/(?:[^\s/\"'`|,;:()<>\[\]{}*]+/)*[^\s/\"'`|,;:()<>\[\]{}*]+)")
 _WINPATH = re.compile(r"(?<![\w])([A-Za-z]:\\(?:[^\s\\\"'`|,;:()<>\[\]{}*]+\\)*[^\s\\\"'`|,;:()<>\[\]{}*]+)")
 _BORING_IPS = {"0.0.0.0", "255.255.255.255"}
+# Before a phrase in its clause: the phrase is denied, doubted or asked about, not asserted
+# ("nothing suggests db-01 is compromised", "whether db-01 is compromised", "do not isolate dc-01").
+_HEDGE = re.compile(
+    r"(?:\b(?:not|no|never|nothing|none|neither|nor|without|whether|if|unless|unlikely|doubt\w*|rather than|"
+    r"instead of|avoid\w*|refrain\w*|against)\b|n't)",
+    re.IGNORECASE,
+)
+_CLAUSE_START = re.compile(r"[:;,(]|\b(?:but|and|while|whereas|although)\b", re.IGNORECASE)
 
 
 def is_clearing(sentence: str) -> bool:
@@ -127,6 +135,22 @@ class ReportText:
     def cleared(self, term: str) -> bool:
         """Named only in clearing sentences."""
         return self.mentions_anywhere(term) and not self.mentions(term)
+
+    def asserts(self, phrase: str) -> bool:
+        """The report states `phrase` (a wrong attribution, a decoy): outside clearing sentences, and not
+        denied, doubted or asked about in its clause."""
+        if not phrase.strip() or not self.mentions(phrase):
+            return False
+        pat = term_pattern(phrase)
+        for s in self.sentences:
+            if s.clearing:
+                continue
+            for m in pat.finditer(s.text):
+                before = s.text[: m.start()]
+                cut = max((x.end() for x in _CLAUSE_START.finditer(before)), default=0)
+                if not _HEDGE.search(before[cut:]):
+                    return True
+        return False
 
     def search(self, pattern: re.Pattern[str]) -> list[str]:
         return [m.group(0) for m in pattern.finditer(self._asserting)]

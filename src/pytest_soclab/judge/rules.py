@@ -126,6 +126,8 @@ class Context:
     over: list[OverReaction]
     link_to: list[str]  # answer-key entities a grounded term must co-occur with (Retrieved.linked)
     process_names: ProcessNames = field(default_factory=dict)  # (host, pid) -> names (Retrieved.process_names)
+    attack_exact: frozenset[str] = frozenset()  # the attack's hosts, IPs and IOCs (lowercase): see attack_entity
+    attack_texts: tuple[str, ...] = ()  # IOCs, key evidence and root-cause artifacts of an attack
 
 
 def supporting_retrieval(task: Task, retrieved: Retrieved, cat: Catalog | None = None) -> tuple[bool, str]:
@@ -164,11 +166,53 @@ def build_context(task: Task, report: AgentReport, calls: Sequence[ToolCall]) ->
     scope = AnswerScope(tuple(truth_entities), "\n".join([gt.root_cause, gt.conclusion, gt.correlation, *gt.iocs]))
     names = retrieved.process_names()
     over = over_reactions(penalized, required, rt, calls, scope, retrieved.hosts(), names)
+    exact, texts = attack_entities(task, retrieved)
     return Context(
         task=task, report=report, calls=calls, rt=rt, retrieved=retrieved, cat=cat, known=known,
         support=support, support_note=note, precision=precision(rt, retrieved, cat, known),
         required=required, penalized=penalized, over=over, link_to=truth_entities, process_names=names,
+        attack_exact=exact, attack_texts=texts,
     )
+
+
+def attack_entities(task: Task, retrieved: Retrieved) -> tuple[frozenset[str], tuple[str, ...]]:
+    """What a report must not clear: the attacker IP, the implicated hosts and their IPs, the IOCs (by
+    value), and the key evidence and root-cause artifacts (a term inside one of them). Nothing in a
+    benign case (no attacker, no implicated host, no IOC): there the cleared entities are the finding."""
+    gt = task.ground_truth
+    if not (gt.attacker_ip or gt.implicated_hosts or gt.iocs):
+        return frozenset(), ()
+    exact = [gt.attacker_ip or "", *gt.implicated_hosts, *gt.iocs, *retrieved.host_ips(gt.implicated_hosts)]
+    texts = [*gt.iocs, *(ev.must_find for ev in gt.key_evidence), *extract_artifacts(gt.root_cause)]
+    return frozenset(x.strip().lower() for x in exact if x.strip()), tuple(texts)
+
+
+_IPV4_FULL = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}")
+
+
+def attack_entity(term: str, ctx: Context) -> bool:
+    """Whether naming `term` only as benign / ruled out is wrong. Hosts and IPs count by value (a decoy
+    host is cleared rightly); other terms when they are part of the attack's evidence ("less" in
+    `COMMAND=/usr/bin/less ...`)."""
+    t = term.strip().lower()
+    if t in ctx.attack_exact:
+        return True
+    if _HOSTLIKE.fullmatch(t) or _IPV4_FULL.fullmatch(t) or t in {h.lower() for h in ctx.retrieved.hosts()}:
+        return False
+    return any(contains(x, term) for x in ctx.attack_texts)
+
+
+def reported(term: str, ctx: Context) -> tuple[bool, str]:
+    """(named as a finding, why not). Clearing decides attribution: a sentence that clears an attack
+    entity does not report it; naming the authorised scanner, a decoy or "a false positive" in one is
+    exactly the finding."""
+    if ctx.rt.mentions(term):
+        return True, ""
+    if ctx.rt.mentions_anywhere(term):
+        if attack_entity(term, ctx):
+            return False, f"{term} named only as benign/ruled out"
+        return True, ""
+    return False, f"{term} not in the report"
 
 
 # --------------------------------------------------------------------------- term credit
@@ -211,19 +255,20 @@ def term_credit(term: Term, dim: str, ctx: Context) -> tuple[float, str]:
     else:
         grounded = ctx.retrieved.linked(v, ctx.link_to)
         where = ""
-    if ctx.rt.mentions(v):
-        reported = 1.0
+    named, why = reported(v, ctx)
+    if named:
+        credit = 1.0
     elif ctx.rt.cleared(v):
-        return 0.0, f"{v} named only as benign/ruled out"
+        return 0.0, why
     else:
-        reported = _paraphrase_credit(v, ctx.rt)
-    if not reported:
+        credit = _paraphrase_credit(v, ctx.rt)
+    if not credit:
         return 0.0, f"{v}: " + (f"retrieved{where} but not reported" if grounded else "not found")
     if not grounded:
         if ctx.retrieved.grounded(v) and not where:
             return 0.0, f"{v}: reported, but retrieved only where nothing ties it to the attack"
         return 0.0, f"{v}: reported but never in the agent's retrieved results{where}"
-    return reported, "" if reported == 1 else f"{v}: paraphrased"
+    return credit, "" if credit == 1 else f"{v}: paraphrased"
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -240,7 +285,7 @@ def _clip(s: str) -> str:
 
 
 def _decoys(forbid: Sequence[str], ctx: Context) -> list[str]:
-    return [f for f in forbid if f.strip() and ctx.rt.mentions(f)]
+    return [f for f in forbid if f.strip() and ctx.rt.asserts(f)]
 
 
 def _finish(cp: Checkpoint, i: int, fraction: float, notes: list[str], ctx: Context,
@@ -277,14 +322,29 @@ def _in_actions(term: str, ctx: Context) -> bool:
     return any(pat.search(json.dumps(c.args, default=str)) for c in ctx.calls if c.tool in ACTION_TOOLS)
 
 
-def _term_in_places(term: str, e: Expect, ctx: Context) -> tuple[bool, str]:
+def _term_in_places(term: str, e: Expect, ctx: Context, grounded: bool | None = None) -> tuple[bool, str]:
     where = set(e.where)
-    if "report" in where and not ctx.rt.mentions(term):
-        return False, f"{term} not in the report"
-    if ("retrieved" in where or ("report" in where and e.grounded)) and not ctx.retrieved.grounded(term):
+    grounded = e.grounded if grounded is None else grounded
+    if "report" in where:
+        ok, why = reported(term, ctx)
+        if not ok:
+            return False, why
+        if not grounded and not ctx.support:
+            # Free of grounding is not free of investigating: the conclusion's words need evidence behind them.
+            return False, f"{term} claimed without supporting retrieval"
+    if ("retrieved" in where or ("report" in where and grounded)) and not ctx.retrieved.grounded(term):
         return False, f"{term} not in the agent's retrieved results"
     if "actions" in where and not _in_actions(term, ctx):
         return False, f"{term} not in any action's arguments"
+    return True, ""
+
+
+def _claim(term: str, ctx: Context) -> tuple[bool, str]:
+    """A conclusion word (`claims`): in the report (anywhere), never grounded, backed by supporting retrieval."""
+    if not ctx.rt.mentions_anywhere(term):
+        return False, f"{term} not in the report"
+    if not ctx.support:
+        return False, f"{term} claimed without supporting retrieval"
     return True, ""
 
 
@@ -300,6 +360,8 @@ def _pattern_in_places(pattern: str, e: Expect, ctx: Context) -> tuple[bool, str
             candidates = [c for c in candidates if ctx.retrieved.grounded(c)]
             if not candidates:
                 return False, f"/{pattern}/ in the report but not in the retrieved results"
+        elif not ctx.support:
+            return False, f"/{pattern}/ claimed without supporting retrieval"
     if "retrieved" in where and not rx.search(ctx.retrieved.text()):
         return False, f"/{pattern}/ not in the retrieved results"
     if "actions" in where and not any(rx.search(json.dumps(c.args, default=str))
@@ -326,6 +388,11 @@ def _expect_fraction(e: Expect, ctx: Context) -> tuple[float, int, list[str], li
         tries = [_term_in_places(t, e, ctx) for t in e.any_terms]
         results.append((True, "") if any(ok for ok, _ in tries)
                        else (False, f"none of {', '.join(e.any_terms)} ({tries[0][1]})"))
+    results += [_claim(t, ctx) for t in e.claims]
+    if e.any_claims:
+        tries = [_claim(t, ctx) for t in e.any_claims]
+        results.append((True, "") if any(ok for ok, _ in tries)
+                       else (False, f"none of {', '.join(e.any_claims)} ({tries[0][1]})"))
     results += [_pattern_in_places(p, e, ctx) for p in e.patterns]
     results += [action_present(a, ctx, "report" in e.where) for a in e.actions]
     if not results:
@@ -356,8 +423,9 @@ def related_refs(check: str, refs: Sequence[ActionRef]) -> list[ActionRef]:
 
 def _judge_response(cp: Checkpoint, i: int, ctx: Context) -> CheckpointVerdict:
     notes: list[str] = []
-    if cp.expect is not None and (cp.expect.actions or cp.expect.terms or cp.expect.any_terms or cp.expect.patterns):
-        base, n, met, unmet = _expect_fraction(cp.expect, ctx)
+    e = cp.expect
+    if e is not None and (e.actions or e.terms or e.any_terms or e.patterns or e.claims or e.any_claims):
+        base, n, met, unmet = _expect_fraction(e, ctx)
         notes.append(f"{round(base * n)}/{n} expected responses present")
         notes += (met + unmet)[:3]
     else:
