@@ -180,3 +180,9 @@ def test_field_names_ground_nothing() -> None:
     r = Retrieved(c.calls)
     assert r.grounded("curl/8.5") and r.grounded("/x")
     assert not r.grounded("agent") and not r.grounded("original") and not r.grounded("url")
+
+
+def test_time_of_day_inside_an_iso_timestamp() -> None:
+    assert contains("@timestamp 2025-03-11T02:30:00.000Z", "02:30")
+    assert not contains("2025-03-11T12:30:00.000Z", "2:30")
+    assert not contains("build AT02:30", "02:30") and not contains("T1021.004", "1021.004")

@@ -14,6 +14,7 @@ from judge_case import (
     THOROUGH_MD,
     Calls,
     partial_calls,
+    q_alerts,
     q_overview,
     task,
     thorough_calls,
@@ -450,3 +451,39 @@ def test_forbid_counts_only_asserted(md: str, penalized: bool) -> None:
     ])
     v = by_index(judge("web-01 is compromised.\n" + md, thorough_calls(), t))[2]
     assert (v.awarded < 25) is penalized, v.justification
+
+
+def test_values_given_by_the_trigger_need_supporting_retrieval() -> None:
+    """web-01 is in the trigger: reading the alert back proves nothing about the scope."""
+    t = _task_with([
+        {"dim": "evidence_recall", "points": 35, "check": "x", "expect": {"terms": ["/tmp/.sysupdate"]}},
+        {"dim": "correlation", "points": 25, "check": "y", "expect": {"terms": [ATTACKER]}},
+        {"dim": "conclusion_accuracy", "points": 25, "check": "scoped to web-01", "expect": {"terms": ["web-01"]}},
+        {"dim": "response_restraint", "points": 15, "check": "did not over-react"},
+    ])
+    c = Calls()
+    q_alerts(c)  # the alert: web-01 and the attacker's address, nothing of the key evidence
+    vs = by_index(judge(f"web-01 is compromised by {ATTACKER}.", c.calls, t))
+    assert vs[2].verdict == "miss" and "given in the trigger" in vs[2].justification
+    assert vs[1].verdict == "hit"  # not in the trigger: grounded by the alert it was read from
+    assert by_index(judge(THOROUGH_MD, thorough_calls(), t))[2].verdict == "hit"
+
+
+def test_naming_every_host_costs_even_in_a_rich_report() -> None:
+    """A report rich in answer entities (paths, IPs) used to earn slack for naming every host of the estate
+    as implicated; hosts are scored on their own too: slack max(3, implicated hosts named)."""
+    calls = thorough_calls()
+    md = THOROUGH_MD + ("\nMore indicators: /tmp/.sysupdate, /etc/cron.d/sysupdate, 10.10.1.15.\n"
+                        "Also implicated: dc-01, backup-01, mon-01, ws-07.\n")
+    ctx = build_context(task(), AgentReport(markdown=md), calls)
+    assert len(ctx.precision.matched) >= 6 and len(ctx.precision.wrong) == 4  # within the overall slack
+    # hosts: 2 implicated named, 4 others: slack 3, excess 1 -> 1 - 1/6
+    assert ctx.precision.factor == pytest.approx(1 - 1 / 6)
+    assert "hosts" in ctx.precision.note()
+    every = md + "And db-01 is implicated too.\n"
+    assert build_context(task(), AgentReport(markdown=every), calls).precision.factor < 1 - 1 / 6
+    # A benign case implicates no host: no host count (the overall count still applies).
+    t = task(ground_truth={**task().ground_truth.model_dump(mode="json"), "implicated_hosts": [],
+                           "attacker_ip": None, "iocs": []})
+    p = build_context(t, AgentReport(markdown="The update ran on dc-01, backup-01 and mon-01."), calls).precision
+    assert p.host_factor == 1.0 and p.factor == 1.0

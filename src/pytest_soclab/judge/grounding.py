@@ -63,7 +63,8 @@ def term_pattern(term: str) -> re.Pattern[str]:
     """A case-insensitive pattern for `term` that does not match inside a longer word or number.
 
     "10.0.0.5" does not match "10.0.0.50"; "web-01" matches "web-01.corp.local" and
-    "web-01_backup.tar"; whitespace inside the term matches any run of whitespace. A term in the prefix
+    "web-01_backup.tar"; "02:30" matches 2025-03-11T02:30:00Z; whitespace inside the term matches any
+    run of whitespace. A term in the prefix
     form `exfiltrat*` matches the word and its continuations ("exfiltration", "exfiltrated").
     """
     t = term.strip()
@@ -74,6 +75,8 @@ def term_pattern(term: str) -> re.Pattern[str]:
         t = t[:-1]
     body = r"\s+".join(re.escape(p) for p in t.split())
     lead = _NOT_AFTER if _WORDCHAR.match(t[0]) else ""
+    if t[0].isdigit():
+        lead = rf"(?:{lead}|(?<=\dT))"  # a time inside an ISO timestamp: "02:30" in 2025-03-11T02:30:00Z
     tail = "[A-Za-z0-9]*" if prefix else _NOT_BEFORE if _WORDCHAR.match(t[-1]) else ""
     return re.compile(lead + body + tail, re.IGNORECASE)
 

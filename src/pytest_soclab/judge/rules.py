@@ -63,10 +63,16 @@ class Precision:
     matched: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
     factor: float = 1.0
+    wrong_hosts: list[str] = field(default_factory=list)  # hosts named as involved that the answer does not implicate
+    host_factor: float = 1.0
 
     def note(self) -> str:
         if self.factor >= 1.0:
             return ""
+        if self.host_factor <= self.factor and self.host_factor < 1.0:
+            eg = ", ".join(self.wrong_hosts[:4])
+            return (f"precision x{self.factor:.2f}: names {len(self.wrong_hosts)} hosts the answer does not "
+                    f"implicate (e.g. {eg})")
         eg = ", ".join(self.wrong[:4])
         return (f"precision x{self.factor:.2f}: names {len(self.wrong)} hosts/IPs/paths outside the answer"
                 f" (e.g. {eg}) against {len(self.matched)} in it")
@@ -74,6 +80,11 @@ class Precision:
 
 def _same(named: str, truth: str) -> bool:
     return named.lower() == truth.lower() or contains(named, truth)
+
+
+def _factor(wrong: int, matched: int) -> float:
+    slack = max(SLACK_MIN, matched)
+    return max(0.0, 1.0 - max(0, wrong - slack) / (2 * slack))
 
 
 def precision(rt: ReportText, retrieved: Retrieved, cat: Catalog, known: str) -> Precision:
@@ -84,14 +95,20 @@ def precision(rt: ReportText, retrieved: Retrieved, cat: Catalog, known: str) ->
     those the trigger gave are neutral; the rest are wrong. slack = max(SLACK_MIN, matched) wrong ones
     are free (context a human grader accepts); each one beyond costs 1 / (2 x slack), so a report that
     names three times the slack outside the answer keeps nothing.
+
+    Hosts are scored on their own as well (the scope is the claim a grader checks first): against the
+    implicated hosts named, so that a report rich in paths and IPs cannot name every host of the estate
+    for free. The factor is the lower of the two. A case that implicates no host skips the host count.
     """
     truth: set[str] = set()
     for v in cat.values():
         truth.add(v)
         truth.update(extract_artifacts(v))
     truth.update(retrieved.host_ips([t.value for t in cat.of("host")]))
+    implicated = {t.value.lower() for t in cat.of("host")}
     universe = retrieved.hosts() | {t.value for t in cat.of("host")}
-    named = rt.named(universe) | rt.ips() | rt.paths()
+    hosts_named = rt.named(universe)
+    named = hosts_named | rt.ips() | rt.paths()
     matched: set[str] = set()
     wrong: dict[str, str] = {}
     for e in sorted(named, key=str.lower):
@@ -103,10 +120,15 @@ def precision(rt: ReportText, retrieved: Retrieved, cat: Catalog, known: str) ->
         else:
             wrong.setdefault(e.lower(), e)
     # Hosts are matched case-insensitively: a host and its IP both count once each.
-    slack = max(SLACK_MIN, len(matched))
-    excess = max(0, len(wrong) - slack)
-    factor = max(0.0, 1.0 - excess / (2 * slack))
-    return Precision(sorted(matched), sorted(wrong.values(), key=str.lower), factor)
+    factor = _factor(len(wrong), len(matched))
+    wrong_hosts: list[str] = []
+    host_factor = 1.0
+    if implicated:
+        by_name = {h.lower(): h for h in hosts_named}
+        wrong_hosts = sorted(h for k, h in by_name.items() if k not in implicated and not contains(known, h))
+        host_factor = _factor(len(wrong_hosts), len(implicated & set(by_name)))
+    return Precision(sorted(matched), sorted(wrong.values(), key=str.lower), min(factor, host_factor),
+                     wrong_hosts, host_factor)
 
 
 @dataclass
@@ -332,6 +354,9 @@ def _term_in_places(term: str, e: Expect, ctx: Context, grounded: bool | None = 
         if not grounded and not ctx.support:
             # Free of grounding is not free of investigating: the conclusion's words need evidence behind them.
             return False, f"{term} claimed without supporting retrieval"
+        if grounded and not ctx.support and contains(ctx.known, term):
+            # Known before any retrieval: reading the alert back proves nothing.
+            return False, f"{term} given in the trigger; no supporting retrieval"
     if ("retrieved" in where or ("report" in where and grounded)) and not ctx.retrieved.grounded(term):
         return False, f"{term} not in the agent's retrieved results"
     if "actions" in where and not _in_actions(term, ctx):
