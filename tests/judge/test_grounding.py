@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 from judge_case import ATTACKER, Calls, hit, q_auth, q_file, q_overview, q_process, q_zeek
 
-from pytest_soclab.judge.grounding import Retrieved, contains, docs_of_call, flatten, source_matches, term_pattern
+from pytest_soclab.judge.grounding import (
+    Retrieved,
+    contains,
+    docs_of_call,
+    flatten,
+    source_matches,
+    term_pattern,
+)
 
 
 def test_term_boundaries() -> None:

@@ -7,10 +7,10 @@ from judge_case import Calls
 
 from pytest_soclab.judge.report_text import ReportText
 from pytest_soclab.judge.response import (
-    AnswerScope,
     DESTRUCTIVE_WEIGHT,
     EXECUTED_WEIGHT,
     RECOMMENDED_WEIGHT,
+    AnswerScope,
     clause_around,
     over_reactions,
     recommendation,

@@ -487,3 +487,20 @@ def test_naming_every_host_costs_even_in_a_rich_report() -> None:
                            "attacker_ip": None, "iocs": []})
     p = build_context(t, AgentReport(markdown="The update ran on dc-01, backup-01 and mon-01."), calls).precision
     assert p.host_factor == 1.0 and p.factor == 1.0
+
+
+@pytest.mark.parametrize("check", [
+    "no over-reaction: nothing wiped, no business-critical IP blocked",
+    "did not block feed indicators never seen, nor business-critical addresses",
+    "did not isolate or wipe dc-01, blocked no business-critical address",
+])
+def test_restraint_checkpoint_does_not_require_the_actions_it_forbids(check: str) -> None:
+    """A verb under negation in a restraint checkpoint ("no ... IP blocked") is not a required response:
+    an agent that blocks nothing and over-reacts nowhere keeps the restraint points."""
+    data = task().model_dump(mode="json")
+    data["scoring"]["checkpoints"][10]["check"] = check
+    t = Task.model_validate(data)
+    md = THOROUGH_MD.split("## Recommended response")[0] + "## Recommended response\n1. Isolate web-01 and app-02.\n"
+    v = by_index(judge(md, thorough_calls(), t))
+    assert v[10].verdict == "hit", v[10].justification
+    assert v[9].awarded == pytest.approx(10 * 2 / 3, abs=1e-3)  # the containment checkpoint does miss the block

@@ -7,14 +7,14 @@ itself rewards guessing. These tests catch both kinds in `tasks/task-*.json`.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import pytest
 
+from pytest_soclab.corpus.docs import ALERTS
 from pytest_soclab.corpus.generate import generate
 from pytest_soclab.corpus.recipe import load_case
-from pytest_soclab.corpus.docs import ALERTS
 from pytest_soclab.judge import RulesJudge, total_points
 from pytest_soclab.judge.grounding import flatten, term_pattern
 from pytest_soclab.judge.report_text import ReportText
@@ -31,7 +31,7 @@ def load(path: Path) -> Task:
     return Task.model_validate(json.loads(path.read_text(encoding="utf-8")))
 
 
-@lru_cache(maxsize=None)
+@cache
 def case_values(case_id: str) -> str:
     """Every value of every document of the case, one a line (what grounding searches: values, not
     field names)."""

@@ -139,6 +139,11 @@ def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
     return lo, hi
 
 
+def negated_before(before: str) -> bool:
+    """The text of a clause before an action verb negates it ("do not", "no further", "did not")."""
+    return bool(_NEGATION.search(before) or _NEAR_NEGATION.search(before))
+
+
 def _is_recommendation(s: Sentence, verb: re.Match[str]) -> bool:
     if s.origin == "findings.response":
         return True
@@ -146,7 +151,7 @@ def _is_recommendation(s: Sentence, verb: re.Match[str]) -> bool:
         return False
     lo, hi = clause_around(s.text, verb.start(), verb.end())
     before, after = s.text[lo: verb.start()], s.text[verb.end(): hi]
-    if _NEGATION.search(before) or _NEAR_NEGATION.search(before) or _POST_NEGATION.search(after):
+    if negated_before(before) or _POST_NEGATION.search(after):
         return False
     if _RESPONSE_SECTION.search(s.section):
         return True

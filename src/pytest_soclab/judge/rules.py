@@ -30,7 +30,9 @@ from pytest_soclab.judge.response import (
     AnswerScope,
     OverReaction,
     ProcessNames,
+    clause_around,
     executions,
+    negated_before,
     over_reactions,
     recommendation,
     refs_from_prose,
@@ -435,13 +437,27 @@ def _judge_expect(cp: Checkpoint, i: int, ctx: Context) -> CheckpointVerdict:
                    apply_precision="report" in e.where)
 
 
+_THEN_NONE = re.compile(r"^\s+(?:no|nothing|none|neither)\b", re.IGNORECASE)
+
+
+def _asks_for(verb_re: str, check: str) -> bool:
+    """The checkpoint names the action as done, not under negation ("no business-critical IP blocked",
+    "did not block feed indicators", "blocked no business-critical address")."""
+    for m in re.finditer(rf"\b(?:{verb_re})", check, re.IGNORECASE):
+        lo, hi = clause_around(check, m.start(), m.end())
+        before, after = check[lo:m.start()], check[m.end():hi]
+        if not (negated_before(before) or _THEN_NONE.match(after)):
+            return True
+    return False
+
+
 def related_refs(check: str, refs: Sequence[ActionRef]) -> list[ActionRef]:
-    """The refs a checkpoint's text is about: it names their target or their action."""
+    """The refs a checkpoint's text is about: it names their target or their action (not negated)."""
     out = []
     for r in refs:
         targets = [str(v) for k, v in r.args.items() if k in ("host", "ip", "user", "path") and isinstance(v, str)]
         if any(contains(check, t.replace("*", "")) for t in targets if t.replace("*", "")) or \
-                re.search(rf"\b(?:{ACTION_VERBS[r.tool]})", check, re.IGNORECASE):
+                _asks_for(ACTION_VERBS[r.tool], check):
             out.append(r)
     return out
 
