@@ -19,7 +19,10 @@ _CLEARING = re.compile(
     r"\b(?:benign|legitimate|legit|false[- ]positives?|ruled[- ]out|rule[sd]? out|uninvolved|unrelated|"
     r"unaffected|clean|exonerated|excluded|decoys?|red herrings?|expected (?:behaviou?r|activity)|"
     r"not (?:involved|compromised|malicious|implicated|affected|related|suspicious|the (?:source|attacker))|"
-    r"no (?:signs?|evidence|indications?|traces?) (?:of|that)|nothing (?:malicious|suspicious))\b",
+    r"no (?:signs?|evidence|indications?|traces?) (?:of|that)|nothing (?:malicious|suspicious)|"
+    # indicators a threat-intel sweep did not find
+    r"matched nothing|no (?:match(?:es)?|hits?|sightings?)|(?:did not|didn't|never) match\w*|unmatched|"
+    r"(?:(?:was|were) )?(?:never|not) (?:seen|appeared|observed) in (?:the|our|any) (?:telemetry|logs?|data|estate))\b",
     re.IGNORECASE,
 )
 # "not benign", "isn't legitimate", "no longer clean": the clearing word is negated.
