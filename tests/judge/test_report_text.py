@@ -51,3 +51,14 @@ def test_ips_and_paths() -> None:
     assert "/tmp/.sysupdate" in r.paths()
     assert "C:\\Windows\\Temp\\a.exe" in r.paths()
     assert not any(p.startswith("/a") for p in r.paths())
+
+
+def test_indicators_that_matched_nothing_are_cleared() -> None:
+    """A threat-intel sweep reports which indicators matched nothing: naming them is no attribution."""
+    r = rt("Only 198.51.100.177 matched.\n\nIndicators with no match:\n- 203.0.113.250\n- 192.0.2.99\n\n"
+           "The feed's 198.51.100.99 and evil.example.net were never seen in the telemetry. "
+           "203.0.113.251 did not match any connection.")
+    assert r.ips() == {"198.51.100.177"}
+    assert is_clearing("No hits for 203.0.113.7 in zeek dns.")
+    assert not is_clearing("198.51.100.177 matched the feed: web-01 beacons to it.")
+    assert not is_clearing("/tmp/.x is a binary never seen before on web-01.")

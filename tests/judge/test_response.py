@@ -7,10 +7,10 @@ from judge_case import Calls
 
 from pytest_soclab.judge.report_text import ReportText
 from pytest_soclab.judge.response import (
-    AnswerScope,
     DESTRUCTIVE_WEIGHT,
     EXECUTED_WEIGHT,
     RECOMMENDED_WEIGHT,
+    AnswerScope,
     clause_around,
     over_reactions,
     recommendation,
@@ -126,3 +126,82 @@ def test_recommended_eradication_in_findings() -> None:
                           {"action": "wipe", "target": "web-01"}, {"action": "isolate_host", "target": "db-01"}])
     got = {o.key for o in over_reactions([], [], r, [], scope)}
     assert got == {"wipe_host web-01", "isolate_host db-01"}
+
+
+# ------------------------------------------------------------------ pid targets (defect: any kill matched)
+
+AGENT_PIDS = ActionRef(tool="kill_process", args={"pid": [907, 910]})  # the security agents, no host
+SSHD = ActionRef(tool="kill_process", args={"host": "web-02", "pid": 745})
+
+
+@pytest.mark.parametrize("md", [
+    "Kill pid 48213 on web-01.",
+    "## Response\n- Kill the implant /tmp/.sysupdate (pid 48213) on web-01.",
+    "Terminate process 9070 on web-01.",  # 907 inside a longer number
+])
+def test_pid_penalty_is_not_any_kill(md: str) -> None:
+    assert recommendation(AGENT_PIDS, rt(md)) is None
+
+
+@pytest.mark.parametrize("md", [
+    "Kill pid 907 on web-01.",
+    "## Response\n- Terminate the agent (pid 910).",
+])
+def test_pid_penalty_matches_its_pids(md: str) -> None:
+    assert recommendation(AGENT_PIDS, rt(md)) is not None
+
+
+def test_pid_and_host_must_both_be_named() -> None:
+    assert recommendation(SSHD, rt("Kill the reverse shell (pid 27731) on web-02.")) is None
+    assert recommendation(SSHD, rt("Kill pid 745 on web-02.")) is not None
+    assert recommendation(SSHD, rt("Kill pid 745 on web-01.")) is None
+
+
+def test_pid_targets_in_findings_response() -> None:
+    kill = rt("x", response=[{"action": "kill_process", "target": "web-01 pid 48213"}])
+    assert recommendation(AGENT_PIDS, kill) is None
+    assert recommendation(SSHD, rt("x", response=[{"action": "kill_process", "target": "web-02 pid 27731"}])) is None
+    assert recommendation(AGENT_PIDS, rt("x", response=[{"action": "kill_process", "target": "907"}])) is not None
+    required = ActionRef(tool="kill_process", args={"host": "web-01", "pid": 48213})
+    assert recommendation(required, kill) is not None
+
+
+def test_listed_kill_of_the_attackers_process_is_no_over_reaction() -> None:
+    """Listing an executed or recommended kill in `findings.response` costs nothing when its target is in
+    the answer (the report used to be charged for "kill_process web-01 pid 48213")."""
+    scope = AnswerScope(("web-01", "185.220.101.34"))
+    report = rt("x", response=[{"action": "kill_process", "target": "web-01 pid 48213"},
+                               {"action": "block_ip", "target": "185.220.101.34"},
+                               {"action": "isolate_host", "target": "web-01 (the foothold)"}])
+    assert over_reactions([AGENT_PIDS], [], report, [], scope) == []
+    bad = rt("x", response=[{"action": "kill_process", "target": "db-01 pid 4411"},
+                            {"action": "kill_process", "target": "907"}])
+    got = {o.key for o in over_reactions([AGENT_PIDS], [], bad, [], scope, ["web-01", "db-01"])}
+    assert got == {"kill_process db-01 pid 4411", "kill_process 907|910"}
+
+
+# ------------------------------------------------------------------ negation (defect: "No containment action")
+
+
+@pytest.mark.parametrize("md", [
+    "## Response\n\n- No containment action on web-01: the evidence shows no compromise.",
+    "## Response\nNo further containment of web-01 is needed.",
+    "No isolation of web-01 is needed.",
+    "We did not isolate web-01: nothing ran there.",
+    "## Next steps\nThere is no need for isolation of web-01.",
+    "## Response\nweb-01 was neither isolated nor blocked.",
+    "## Response\nNothing to contain on web-01.",
+    "Isolation of web-01 is not required.",
+])
+def test_negated_response_is_no_recommendation(md: str) -> None:
+    assert recommendation(ISO_WEB, rt(md)) is None
+
+
+@pytest.mark.parametrize("md", [
+    "## Response\n- Isolate web-01 now: there is no other way to stop it.",
+    "There is no doubt: isolate web-01.",
+    "Not only block the address, isolate web-01 too.",
+    "## Containment\n- Network-contain web-01 (no persistence was found, so this holds).",
+])
+def test_negation_elsewhere_does_not_hide_a_recommendation(md: str) -> None:
+    assert recommendation(ISO_WEB, rt(md)) is not None

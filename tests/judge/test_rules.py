@@ -14,6 +14,7 @@ from judge_case import (
     THOROUGH_MD,
     Calls,
     partial_calls,
+    q_alerts,
     q_overview,
     task,
     thorough_calls,
@@ -318,3 +319,188 @@ def test_paraphrased_key_evidence_gets_half() -> None:
     v = by_index(judge(md, thorough_calls()))[3]
     # web-01, app-02 in full, the auth line paraphrased (every token named): (1 + 1 + 0.5) / 3
     assert v.awarded == pytest.approx(7 * 2.5 / 3, abs=1e-3) and "paraphrased" in v.justification
+
+
+def test_kill_named_by_process_or_pid() -> None:
+    """A kill target is a pid: named by number, or by the process the retrieval shows with that pid."""
+    t = task(expected_response={
+        "required": ["stop the implant"], "over_reaction_penalty": ["killing cron"],
+        "required_actions": [{"tool": "kill_process", "args": {"host": "web-01", "pid": 2307}}],
+        "penalized_actions": [{"tool": "kill_process", "args": {"pid": [811]}}],  # cron, on any host
+    })
+    calls = thorough_calls()
+
+    def restraint(md: str) -> tuple[float, float]:
+        vs = by_index(judge(THOROUGH_MD.split("## Recommended response")[0] + md, calls, t))
+        return vs[9].awarded, vs[10].awarded
+
+    assert restraint("## Response\n- Kill the /tmp/.sysupdate implant on web-01.\n") == (10, 5)
+    assert restraint("## Response\n- Kill pid 2307 on web-01.\n") == (10, 5)
+    assert restraint("## Response\n- Kill pid 811 on web-01.\n") == (0, 5 * 0.75)
+    assert restraint("## Response\n- Kill cron on web-01.\n") == (0, 5 * 0.75)
+    # A clause that names a pid means that process, whatever else it says.
+    assert restraint("## Response\n- Kill pid 2307 (spawned under cron) on web-01.\n") == (10, 5)
+    structured = AgentReport(markdown=THOROUGH_MD.split("## Recommended response")[0], findings=Findings(
+        response=[{"action": "kill_process", "target": "web-01 pid 2307"}]))
+    vs = by_index(judge(structured, calls, t))
+    assert (vs[9].awarded, vs[10].awarded) == (10, 5)
+
+
+# ------------------------------------------------------------------ clearing, claims, forbid (rubric fixes)
+
+
+def _benign_task(checkpoints: list[dict]) -> Task:
+    """The same telemetry read as a benign case: the cron job on web-01 is the legit scheduled backup."""
+    return task(
+        ground_truth={
+            "root_cause": "The alert is the scheduled e2scrub job: dpkg rewrote /etc/cron.d/e2scrub_all.",
+            "attacker_ip": None, "implicated_hosts": [], "techniques": [], "iocs": [],
+            "key_evidence": [{"source": "logs-endpoint.events.file", "must_find": "/etc/cron.d/e2scrub_all"}],
+        },
+        expected_response={"required": ["close as benign"], "over_reaction_penalty": ["wiping web-01"]},
+        scoring={"checkpoints": checkpoints},
+    )
+
+
+BENIGN_CPS = [
+    {"dim": "evidence_recall", "points": 35, "check": "found the file event",
+     "expect": {"terms": ["/etc/cron.d/e2scrub_all"], "any_terms": ["dpkg"]}},
+    {"dim": "correlation", "points": 25, "check": "named the host",
+     "expect": {"terms": ["web-01"]}},
+    {"dim": "conclusion_accuracy", "points": 25, "check": "concluded benign",
+     "expect": {"any_terms": ["false positive", "benign"], "grounded": False}},
+    {"dim": "response_restraint", "points": 15, "check": "took no containment action"},
+]
+
+
+def test_clearing_words_satisfy_their_own_expectation() -> None:
+    """"This is a false positive" states the conclusion a benign checkpoint asks for; in a benign case the
+    entities named in clearing sentences are the finding itself."""
+    md = ("## Verdict\nThis is a false positive: dpkg rewrote /etc/cron.d/e2scrub_all on web-01, the "
+          "legitimate scheduled e2scrub job.\n\n## Response\n- No containment action: nothing to contain.\n")
+    vs = judge(md, thorough_calls(), _benign_task(BENIGN_CPS))
+    assert [v.verdict for v in vs] == ["hit"] * 4, [v.justification for v in vs]
+
+
+def test_clearing_still_voids_an_attack_entity() -> None:
+    t = _task_with([
+        {"dim": "evidence_recall", "points": 35, "check": "implant",
+         "expect": {"terms": ["/tmp/.sysupdate"]}},
+        {"dim": "correlation", "points": 25, "check": "told the decoy apart",
+         "expect": {"any_terms": ["db-01"]}},  # not in the answer: clearing it is the point
+        {"dim": "conclusion_accuracy", "points": 25, "check": "scoped", "expect": {"terms": ["web-01"]}},
+        {"dim": "response_restraint", "points": 15, "check": "did not over-react"},
+    ])
+    md = ("/tmp/.sysupdate on web-01 is benign, a false positive.\n"
+          "db-01's alert is benign: the nightly backup, not involved.\n")
+    vs = by_index(judge(md, thorough_calls(), t))
+    assert vs[0].verdict == "miss" and "benign/ruled out" in vs[0].justification
+    assert vs[2].verdict == "miss"
+    assert vs[1].verdict == "hit"
+
+
+def test_claims_need_no_grounding_but_supporting_retrieval() -> None:
+    t = _task_with([
+        {"dim": "evidence_recall", "points": 35, "check": "implant", "expect": {"terms": ["/tmp/.sysupdate"]}},
+        {"dim": "correlation", "points": 25, "check": "lateral movement to app-02",
+         "expect": {"terms": ["app-02"], "any_claims": ["lateral", "T1021.004", "pivot*"]}},
+        {"dim": "conclusion_accuracy", "points": 25, "check": "concluded a customer-data breach",
+         "expect": {"terms": ["/tmp/.sysupdate"], "claims": ["customer"]}},
+        {"dim": "response_restraint", "points": 15, "check": "did not over-react"},
+    ])
+    md = THOROUGH_MD + "\nThe attacker pivoted to app-02 and took customer records.\n"
+    vs = by_index(judge(md, thorough_calls(), t))
+    assert vs[1].verdict == "hit" and vs[2].verdict == "hit"
+    # Without the claim: half of the checkpoint (one of two requirements).
+    assert by_index(judge(THOROUGH_MD, thorough_calls(), t))[2].awarded == pytest.approx(12.5)
+    # A copied report without retrieval: claims count for nothing either.
+    c = Calls()
+    c.list_indices()
+    assert total_points(judge(md, c.calls, t)) == 0
+
+
+def test_ungrounded_expectation_needs_supporting_retrieval() -> None:
+    """`grounded: false` frees a conclusion's words from grounding, not from investigating: a lucky guess
+    with no supporting retrieval scores nothing on it."""
+    md = "## Verdict\nThis is a false positive: the legitimate scheduled e2scrub job.\n"
+    c = Calls()
+    c.list_indices()
+    q_overview(c)
+    vs = judge(md, c.calls, _benign_task(BENIGN_CPS))
+    assert total_points(vs) == 0
+    assert "without supporting retrieval" in by_index(vs)[2].justification
+
+
+@pytest.mark.parametrize("md, penalized", [
+    ("db-01 is compromised too.", True),
+    ("## Scope\n- db-01 is compromised", True),
+    ("Nothing suggests that db-01 is compromised.", False),
+    ("There is no evidence db-01 is compromised.", False),
+    ("We checked whether db-01 is compromised: it is not.", False),
+    ("It is unlikely that db-01 is compromised.", False),
+    ("Do not isolate dc-01: it was never accessed.", False),
+    ("Isolate dc-01 as a precaution.", True),
+])
+def test_forbid_counts_only_asserted(md: str, penalized: bool) -> None:
+    t = _task_with([
+        {"dim": "evidence_recall", "points": 35, "check": "x", "expect": {"terms": ["web-01"]}},
+        {"dim": "correlation", "points": 25, "check": "y", "expect": {"terms": ["web-01"]}},
+        {"dim": "conclusion_accuracy", "points": 25, "check": "scope",
+         "expect": {"terms": ["web-01"], "forbid": ["db-01 is compromised", "isolate dc-01"]}},
+        {"dim": "response_restraint", "points": 15, "check": "did not over-react"},
+    ])
+    v = by_index(judge("web-01 is compromised.\n" + md, thorough_calls(), t))[2]
+    assert (v.awarded < 25) is penalized, v.justification
+
+
+def test_values_given_by_the_trigger_need_supporting_retrieval() -> None:
+    """web-01 is in the trigger: reading the alert back proves nothing about the scope."""
+    t = _task_with([
+        {"dim": "evidence_recall", "points": 35, "check": "x", "expect": {"terms": ["/tmp/.sysupdate"]}},
+        {"dim": "correlation", "points": 25, "check": "y", "expect": {"terms": [ATTACKER]}},
+        {"dim": "conclusion_accuracy", "points": 25, "check": "scoped to web-01", "expect": {"terms": ["web-01"]}},
+        {"dim": "response_restraint", "points": 15, "check": "did not over-react"},
+    ])
+    c = Calls()
+    q_alerts(c)  # the alert: web-01 and the attacker's address, nothing of the key evidence
+    vs = by_index(judge(f"web-01 is compromised by {ATTACKER}.", c.calls, t))
+    assert vs[2].verdict == "miss" and "given in the trigger" in vs[2].justification
+    assert vs[1].verdict == "hit"  # not in the trigger: grounded by the alert it was read from
+    assert by_index(judge(THOROUGH_MD, thorough_calls(), t))[2].verdict == "hit"
+
+
+def test_naming_every_host_costs_even_in_a_rich_report() -> None:
+    """A report rich in answer entities (paths, IPs) used to earn slack for naming every host of the estate
+    as implicated; hosts are scored on their own too: slack max(3, implicated hosts named)."""
+    calls = thorough_calls()
+    md = THOROUGH_MD + ("\nMore indicators: /tmp/.sysupdate, /etc/cron.d/sysupdate, 10.10.1.15.\n"
+                        "Also implicated: dc-01, backup-01, mon-01, ws-07.\n")
+    ctx = build_context(task(), AgentReport(markdown=md), calls)
+    assert len(ctx.precision.matched) >= 6 and len(ctx.precision.wrong) == 4  # within the overall slack
+    # hosts: 2 implicated named, 4 others: slack 3, excess 1 -> 1 - 1/6
+    assert ctx.precision.factor == pytest.approx(1 - 1 / 6)
+    assert "hosts" in ctx.precision.note()
+    every = md + "And db-01 is implicated too.\n"
+    assert build_context(task(), AgentReport(markdown=every), calls).precision.factor < 1 - 1 / 6
+    # A benign case implicates no host: no host count (the overall count still applies).
+    t = task(ground_truth={**task().ground_truth.model_dump(mode="json"), "implicated_hosts": [],
+                           "attacker_ip": None, "iocs": []})
+    p = build_context(t, AgentReport(markdown="The update ran on dc-01, backup-01 and mon-01."), calls).precision
+    assert p.host_factor == 1.0 and p.factor == 1.0
+
+
+@pytest.mark.parametrize("check", [
+    "no over-reaction: nothing wiped, no business-critical IP blocked",
+    "did not block feed indicators never seen, nor business-critical addresses",
+    "did not isolate or wipe dc-01, blocked no business-critical address",
+])
+def test_restraint_checkpoint_does_not_require_the_actions_it_forbids(check: str) -> None:
+    """A verb under negation in a restraint checkpoint ("no ... IP blocked") is not a required response:
+    an agent that blocks nothing and over-reacts nowhere keeps the restraint points."""
+    data = task().model_dump(mode="json")
+    data["scoring"]["checkpoints"][10]["check"] = check
+    t = Task.model_validate(data)
+    md = THOROUGH_MD.split("## Recommended response")[0] + "## Recommended response\n1. Isolate web-01 and app-02.\n"
+    v = by_index(judge(md, thorough_calls(), t))
+    assert v[10].verdict == "hit", v[10].justification
+    assert v[9].awarded == pytest.approx(10 * 2 / 3, abs=1e-3)  # the containment checkpoint does miss the block

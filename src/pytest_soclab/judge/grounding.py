@@ -32,6 +32,10 @@ DOCUMENT_TOOLS: frozenset[str] = frozenset({"es_search", "esql_query", "get_file
 COMPUTING_TOOLS: frozenset[str] = frozenset({"execute"})
 
 _WORDCHAR = re.compile(r"[A-Za-z0-9_]")
+# What continues a token: letters and digits. `_` separates, like `-`, `.`, `=` and `:` (package files
+# and versions are joined by it: "openssh-server_8.9p1-3ubuntu0.10_amd64.deb").
+_NOT_AFTER = r"(?<![A-Za-z0-9])"
+_NOT_BEFORE = r"(?![A-Za-z0-9])"
 _ESQL_COMPUTES = re.compile(r"^\s*row\b|\|\s*(?:eval|row)\b", re.IGNORECASE)
 _DSL_COMPUTES = ("script", "runtime_mappings", "script_fields")
 # `CONCAT("185.220.", "101.34")`: glue literals back together before the echo check.
@@ -48,26 +52,42 @@ def norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def is_prefix_term(term: str) -> bool:
+    """`exfiltrat*`: the explicit prefix form (a word, then a single `*`)."""
+    t = term.strip()
+    return len(t) > 1 and t.endswith("*") and t[-2].isalnum() and "*" not in t[:-1]
+
+
 @lru_cache(maxsize=4096)
 def term_pattern(term: str) -> re.Pattern[str]:
     """A case-insensitive pattern for `term` that does not match inside a longer word or number.
 
-    "10.0.0.5" does not match "10.0.0.50"; "web-01" matches "web-01.corp.local"; whitespace inside
-    the term matches any run of whitespace.
+    "10.0.0.5" does not match "10.0.0.50"; "web-01" matches "web-01.corp.local" and
+    "web-01_backup.tar"; "02:30" matches 2025-03-11T02:30:00Z; whitespace inside the term matches any
+    run of whitespace. A term in the prefix
+    form `exfiltrat*` matches the word and its continuations ("exfiltration", "exfiltrated").
     """
     t = term.strip()
     if not t:
         raise ValueError("empty term")
+    prefix = is_prefix_term(t)
+    if prefix:
+        t = t[:-1]
     body = r"\s+".join(re.escape(p) for p in t.split())
-    lead = r"(?<![A-Za-z0-9_])" if _WORDCHAR.match(t[0]) else ""
-    tail = r"(?![A-Za-z0-9_])" if _WORDCHAR.match(t[-1]) else ""
+    lead = _NOT_AFTER if _WORDCHAR.match(t[0]) else ""
+    if t[0].isdigit():
+        lead = rf"(?:{lead}|(?<=\dT))"  # a time inside an ISO timestamp: "02:30" in 2025-03-11T02:30:00Z
+    tail = "[A-Za-z0-9]*" if prefix else _NOT_BEFORE if _WORDCHAR.match(t[-1]) else ""
     return re.compile(lead + body + tail, re.IGNORECASE)
 
 
 def _anchor(term: str) -> str:
     """The longest whitespace-free piece of a term, lowercased: a cheap substring test that must pass
     before the regex is worth running."""
-    return max(term.lower().split(), key=len, default="")
+    t = term.strip()
+    if is_prefix_term(t):
+        t = t[:-1]
+    return max(t.lower().split(), key=len, default="")
 
 
 def contains(text: str, term: str) -> bool:
@@ -120,7 +140,7 @@ class Doc:
     patterns: tuple[str, ...]  # the index expression the call searched
     id: str | None
     fields: dict[str, list[str]]
-    text: str = field(repr=False)  # "field: value" lines, lowercased
+    text: str = field(repr=False)  # the values, one a line, lowercased (field names are the schema, not content)
 
     def values(self, *names: str) -> list[str]:
         return [v for n in names for v in self.fields.get(n, [])]
@@ -128,7 +148,7 @@ class Doc:
 
 def _doc(seq: int, tool: str, patterns: tuple[str, ...], fields: dict[str, list[str]],
          index: str | None = None, id_: str | None = None) -> Doc:
-    text = "\n".join(f"{k}: {v}" for k, vs in fields.items() for v in vs).lower()
+    text = "\n".join(v for vs in fields.values() for v in vs).lower()
     return Doc(seq=seq, tool=tool, index=index, patterns=patterns, id=id_, fields=fields, text=text)
 
 
@@ -338,6 +358,20 @@ class Retrieved:
         if self._hosts is None:
             self._hosts = {h for h in self.field_values(*HOST_FIELDS) if h and not h.startswith(("{", "["))}
         return set(self._hosts)
+
+    def process_names(self) -> dict[tuple[str, str], set[str]]:
+        """(host, pid) -> the process names and executables retrieved for that pid on that host: how a
+        report names a process without its number ("kill the /tmp/.sysupdate implant on web-01")."""
+        out: dict[tuple[str, str], set[str]] = {}
+        for d in self.docs:
+            pids = d.values("process.pid")
+            if not pids:
+                continue
+            names = set(d.values("process.name", "process.executable"))
+            for host in d.values("host.name") or [""]:
+                for pid in pids:
+                    out.setdefault((host, pid), set()).update(names)
+        return out
 
     def host_ips(self, hosts: Iterable[str]) -> set[str]:
         """The host.ip values of documents about the given hosts."""

@@ -19,7 +19,10 @@ _CLEARING = re.compile(
     r"\b(?:benign|legitimate|legit|false[- ]positives?|ruled[- ]out|rule[sd]? out|uninvolved|unrelated|"
     r"unaffected|clean|exonerated|excluded|decoys?|red herrings?|expected (?:behaviou?r|activity)|"
     r"not (?:involved|compromised|malicious|implicated|affected|related|suspicious|the (?:source|attacker))|"
-    r"no (?:signs?|evidence|indications?|traces?) (?:of|that)|nothing (?:malicious|suspicious))\b",
+    r"no (?:signs?|evidence|indications?|traces?) (?:of|that)|nothing (?:malicious|suspicious)|"
+    # indicators a threat-intel sweep did not find
+    r"matched nothing|no (?:match(?:es)?|hits?|sightings?)|(?:did not|didn't|never) match\w*|unmatched|"
+    r"(?:(?:was|were) )?(?:never|not) (?:seen|appeared|observed) in (?:the|our|any) (?:telemetry|logs?|data|estate))\b",
     re.IGNORECASE,
 )
 # "not benign", "isn't legitimate", "no longer clean": the clearing word is negated.
@@ -32,6 +35,14 @@ _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)(?!/\d)")
 _PATH = re.compile(r"(?<![\w/:.\-~])(/(?:[^\s/\"'`|,;:()<>\[\]{}*]+/)*[^\s/\"'`|,;:()<>\[\]{}*]+)")
 _WINPATH = re.compile(r"(?<![\w])([A-Za-z]:\\(?:[^\s\\\"'`|,;:()<>\[\]{}*]+\\)*[^\s\\\"'`|,;:()<>\[\]{}*]+)")
 _BORING_IPS = {"0.0.0.0", "255.255.255.255"}
+# Before a phrase in its clause: the phrase is denied, doubted or asked about, not asserted
+# ("nothing suggests db-01 is compromised", "whether db-01 is compromised", "do not isolate dc-01").
+_HEDGE = re.compile(
+    r"(?:\b(?:not|no|never|nothing|none|neither|nor|without|whether|if|unless|unlikely|doubt\w*|rather than|"
+    r"instead of|avoid\w*|refrain\w*|against)\b|n't)",
+    re.IGNORECASE,
+)
+_CLAUSE_START = re.compile(r"[:;,(]|\b(?:but|and|while|whereas|although)\b", re.IGNORECASE)
 
 
 def is_clearing(sentence: str) -> bool:
@@ -127,6 +138,22 @@ class ReportText:
     def cleared(self, term: str) -> bool:
         """Named only in clearing sentences."""
         return self.mentions_anywhere(term) and not self.mentions(term)
+
+    def asserts(self, phrase: str) -> bool:
+        """The report states `phrase` (a wrong attribution, a decoy): outside clearing sentences, and not
+        denied, doubted or asked about in its clause."""
+        if not phrase.strip() or not self.mentions(phrase):
+            return False
+        pat = term_pattern(phrase)
+        for s in self.sentences:
+            if s.clearing:
+                continue
+            for m in pat.finditer(s.text):
+                before = s.text[: m.start()]
+                cut = max((x.end() for x in _CLAUSE_START.finditer(before)), default=0)
+                if not _HEDGE.search(before[cut:]):
+                    return True
+        return False
 
     def search(self, pattern: re.Pattern[str]) -> list[str]:
         return [m.group(0) for m in pattern.finditer(self._asserting)]

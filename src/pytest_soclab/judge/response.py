@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import ipaddress
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,13 @@ _NEGATION = re.compile(
     r"not warranted|unwarranted|not justified|hold off|against|no (?=\w+ing\b))",
     re.IGNORECASE,
 )
+# A negation right before the verb (up to two words between): "No containment action", "no isolation is
+# needed", "no need for isolation", "we did not block", "neither isolated nor blocked", "nothing to contain".
+_NEAR_NEGATION = re.compile(
+    r"(?:\b(?:no|not|never|nor|neither|nothing|none|without)|n't)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE
+)
+# "There is no doubt: isolate web-01": an imperative after a colon.
+_AFTER_COLON = re.compile(r":\s*$")
 _POST_NEGATION = re.compile(
     r"\b(?:is|are|was|were|would be|be)\s+(?:not\s+|un)(?:needed|necessary|warranted|recommended|justified|advised)|"
     r"\bover-?reaction\b|\bexcessive\b|\bdisproportionate\b|\bnot (?:needed|necessary|warranted|required)\b",
@@ -81,8 +88,14 @@ def call_target(call: ToolCall) -> str:
     return " ".join(parts)
 
 
+def _key_part(v: Any) -> str:
+    if isinstance(v, list):
+        return "|".join(str(x) for x in v[:3]) + ("|…" if len(v) > 3 else "")
+    return str(v)
+
+
 def ref_key(ref: ActionRef) -> str:
-    parts = [str(v) for k, v in ref.args.items() if k in TARGET_KEYS]
+    parts = [_key_part(v) for k, v in ref.args.items() if k in TARGET_KEYS]
     return f"{ref.tool} {' '.join(parts) if parts else '(any target)'}"
 
 
@@ -126,6 +139,11 @@ def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
     return lo, hi
 
 
+def negated_before(before: str) -> bool:
+    """The text of a clause before an action verb negates it ("do not", "no further", "did not")."""
+    return bool(_NEGATION.search(before) or _NEAR_NEGATION.search(before))
+
+
 def _is_recommendation(s: Sentence, verb: re.Match[str]) -> bool:
     if s.origin == "findings.response":
         return True
@@ -133,7 +151,7 @@ def _is_recommendation(s: Sentence, verb: re.Match[str]) -> bool:
         return False
     lo, hi = clause_around(s.text, verb.start(), verb.end())
     before, after = s.text[lo: verb.start()], s.text[verb.end(): hi]
-    if _NEGATION.search(before) or _POST_NEGATION.search(after):
+    if negated_before(before) or _POST_NEGATION.search(after):
         return False
     if _RESPONSE_SECTION.search(s.section):
         return True
@@ -144,7 +162,11 @@ def _is_recommendation(s: Sentence, verb: re.Match[str]) -> bool:
     word = verb.group(0).lower()
     if _LEADIN.sub("", s.text).lower().startswith(word):
         return True
-    return not word.endswith("ed") and _LEADIN.sub("", s.text[lo:verb.end()]).lower().startswith(word)
+    if word.endswith("ed"):
+        return False
+    if _LEADIN.sub("", s.text[lo:verb.end()]).lower().startswith(word):
+        return True
+    return not word.endswith(("ion", "ment", "ing")) and bool(_AFTER_COLON.search(before))
 
 
 def _target_match(glob: str, target: str) -> bool:
@@ -152,6 +174,11 @@ def _target_match(glob: str, target: str) -> bool:
 
 
 PROSE_TARGET_KEYS: tuple[str, ...] = ("host", "ip", "user", "path")
+# A clause naming a specific process by number: then only that number says which process it is.
+_PID_MENTION = re.compile(r"\bpid\s*[:=#]?\s*\d+|\bprocess(?:\s+id)?\s*[:=#]?\s*\d+|\(\d+\)", re.IGNORECASE)
+
+# (host, pid) -> the process names and executables the retrieval shows for that pid on that host.
+ProcessNames = Mapping[tuple[str, str], Collection[str]]
 
 
 def _prose_targets(ref: ActionRef) -> list[str]:
@@ -162,32 +189,74 @@ def _prose_targets(ref: ActionRef) -> list[str]:
     return out
 
 
-def recommendation(ref: ActionRef, report: ReportText) -> str | None:
+def _values(v: Any) -> list[str]:
+    return [str(v)] if isinstance(v, (str, int)) else [str(x) for x in v] if isinstance(v, list) else []
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One target key of a ref: met when the text names one of its values (a list is "any of")."""
+
+    key: str
+    patterns: tuple[re.Pattern[str], ...]
+    aliases: tuple[re.Pattern[str], ...] = ()  # pid: the process names the retrieval shows for it
+
+    def met(self, text: str) -> bool:
+        if any(p.search(text) for p in self.patterns):
+            return True
+        # "Kill the /tmp/.sysupdate implant on web-01" names pid 48213 by its process; "kill pid 27731"
+        # names another process, whatever else the clause says.
+        return bool(self.aliases) and not _PID_MENTION.search(text) and any(a.search(text) for a in self.aliases)
+
+
+def _pid_aliases(ref: ActionRef, pids: list[str], names: ProcessNames | None) -> tuple[re.Pattern[str], ...]:
+    if not names:
+        return ()
+    hosts = [h.lower() for h in _values(ref.args.get("host"))]
+    found: set[str] = set()
+    for (host, pid), vals in names.items():
+        if pid in pids and (not hosts or any(fnmatch.fnmatchcase(host.lower(), h) for h in hosts)):
+            found.update(v for v in vals if len(v.strip()) >= 3)
+    return tuple(term_pattern(v) for v in sorted(found))
+
+
+def _target_groups(ref: ActionRef, names: ProcessNames | None = None) -> list[_Group]:
+    """The ref's targets as groups that must all be named: host, ip, user, path and pid."""
+    groups = [_Group(k, tuple(_glob_regex(x) for x in _values(ref.args.get(k))))
+              for k in PROSE_TARGET_KEYS if _values(ref.args.get(k))]
+    pids = _values(ref.args.get("pid"))
+    if pids:
+        groups.append(_Group("pid", tuple(term_pattern(p) for p in pids), _pid_aliases(ref, pids, names)))
+    return groups
+
+
+def _findings_match(groups: list[_Group], action: str, target: str, rationale: str) -> bool:
+    """A structured response names every target group in its action and target (the host may also be
+    named in its rationale: "kill pid 48213" because "the implant on web-01 ...")."""
+    text = f"{action} {target}"
+    return all(g.met(text) or (g.key == "host" and g.met(rationale)) for g in groups)
+
+
+def recommendation(ref: ActionRef, report: ReportText, names: ProcessNames | None = None) -> str | None:
     """The sentence of the report that recommends `ref`, or None.
 
-    A list-valued target ("any of") is met by any member; several target keys must all be named.
+    A list-valued target ("any of") is met by any member; several target keys (host, ip, user, path,
+    pid) must all be named. A pid is named by its number, or by the process the retrieval shows with that
+    pid (`names`) when the clause names no pid at all.
     """
+    groups = _target_groups(ref, names)
     f = report.report.findings
     if f is not None:
         for r in f.response:
-            if _tool_of(r.action) != ref.tool:
-                continue
-            tg = _prose_targets(ref)
-            if not tg or any(_target_match(t, r.target) for t in tg):
+            if _tool_of(r.action) == ref.tool and _findings_match(groups, r.action, r.target, r.rationale):
                 return f"findings.response: {r.action} {r.target}".strip()
-    groups: list[list[re.Pattern[str]]] = []
-    for k in PROSE_TARGET_KEYS:
-        v = ref.args.get(k)
-        vals = [v] if isinstance(v, (str, int)) else v if isinstance(v, list) else []
-        if vals:
-            groups.append([_glob_regex(str(x)) for x in vals])
     for s in report.sentences:
         if s.origin != "markdown":
             continue
         for m in _VERB_RE[ref.tool].finditer(s.text):
             lo, hi = clause_around(s.text, m.start(), m.end())
             clause = s.text[lo:hi]
-            if all(any(p.search(clause) for p in g) for g in groups) and _is_recommendation(s, m):
+            if all(g.met(clause) for g in groups) and _is_recommendation(s, m):
                 return s.text.strip()
     return None
 
@@ -248,10 +317,27 @@ class AnswerScope:
 
 def _out_of_scope(tool: str, args: dict[str, Any], scope: AnswerScope) -> bool:
     """Whether an action not required by the task over-reacts: wiping anything; any other action on a
-    target outside the answer key."""
+    target outside the answer key (a list value: any of its members)."""
     if tool == "wipe_host":
         return True
-    return any(not scope.covers(k, args.get(k)) for k in ("host", "ip", "user", "path"))
+    return any(not scope.covers(k, v) for k in ("host", "ip", "user", "path")
+               for v in (args.get(k) if isinstance(args.get(k), list) else [args.get(k)]))
+
+
+_HOSTLIKE = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-\d+\b", re.IGNORECASE)
+_NOT_A_USER = frozenset({"user", "account", "the", "service", "local", "domain", "disable", "lock"})
+
+
+def _target_args(tool: str, target: str, known_hosts: Sequence[str]) -> dict[str, list[str]]:
+    """The targets a structured response names in its free-text `target` ("web-01 pid 48213",
+    "185.220.101.34", "/etc/cron.d/x on web-01", "carol (the abused account)")."""
+    hosts = [h for h in known_hosts if term_pattern(h).search(target)] or _HOSTLIKE.findall(target)
+    out: dict[str, list[str]] = {"host": hosts, "ip": [ip for ip in _IPV4.findall(target) if _is_ip(ip)],
+                                 "path": _PATH.findall(target)}
+    if tool == "disable_user":
+        words = [w for w in re.findall(r"[A-Za-z0-9_][\w.$-]*", target) if w.lower() not in _NOT_A_USER]
+        out["user"] = words[:1]
+    return out
 
 
 def over_reactions(
@@ -261,6 +347,7 @@ def over_reactions(
     calls: Sequence[ToolCall],
     scope: AnswerScope,
     known_hosts: Iterable[str] = (),
+    names: ProcessNames | None = None,
 ) -> list[OverReaction]:
     """Every over-reaction, each counted once at its worst (executed destructive > executed >
     attempted or recommended).
@@ -271,6 +358,7 @@ def over_reactions(
     the answer does not name).
     """
     truth = list(scope.entities)
+    all_hosts = [h for h in known_hosts if h]
     found: dict[str, OverReaction] = {}
 
     def add(o: OverReaction) -> None:
@@ -281,7 +369,7 @@ def over_reactions(
         for c in executions(ref, calls):
             how, w = _executed_weight(c)
             add(OverReaction(f"{c.tool} {call_target(c)}".strip(), how, w, f"seq {c.seq}: {ref.label()}"))
-        rec = recommendation(ref, report)
+        rec = recommendation(ref, report, names)
         if rec is not None:
             add(OverReaction(ref_key(ref), "recommended", RECOMMENDED_WEIGHT, rec[:120]))
 
@@ -293,7 +381,7 @@ def over_reactions(
             add(OverReaction(f"{c.tool} {call_target(c)}".strip(), how, w, f"seq {c.seq}: not required"))
 
     # Recommended actions against hosts or IPs outside the answer key.
-    hosts = [h for h in known_hosts if h and not _in_truth(h, truth)]
+    hosts = [h for h in all_hosts if not _in_truth(h, truth)]
     for s in report.sentences:
         if s.origin == "findings.response":
             continue
@@ -321,11 +409,11 @@ def over_reactions(
             tool = _tool_of(r.action)
             if tool is None or tool not in STATE_CHANGING_TOOLS or tool == "release_host":
                 continue
-            ref_ok = any(r2.tool == tool and (not _prose_targets(r2) or any(
-                _target_match(t, r.target) for t in _prose_targets(r2))) for r2 in required)
-            if ref_ok:
+            # Required, or already counted as one of the task's penalized actions.
+            if any(r2.tool == tool and _findings_match(_target_groups(r2, names), r.action, r.target, r.rationale)
+                   for r2 in (*required, *penalized)):
                 continue
-            if _out_of_scope(tool, {_TARGET_KEY[tool]: r.target}, scope):
+            if _out_of_scope(tool, _target_args(tool, r.target, all_hosts), scope):
                 add(OverReaction(f"{tool} {r.target}".strip(), "recommended", RECOMMENDED_WEIGHT,
                                  f"findings.response: {r.action} {r.target}"))
     return sorted(found.values(), key=lambda o: (-o.weight, o.key))

@@ -29,7 +29,10 @@ from pytest_soclab.judge.response import (
     ACTION_VERBS,
     AnswerScope,
     OverReaction,
+    ProcessNames,
+    clause_around,
     executions,
+    negated_before,
     over_reactions,
     recommendation,
     refs_from_prose,
@@ -62,10 +65,16 @@ class Precision:
     matched: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
     factor: float = 1.0
+    wrong_hosts: list[str] = field(default_factory=list)  # hosts named as involved that the answer does not implicate
+    host_factor: float = 1.0
 
     def note(self) -> str:
         if self.factor >= 1.0:
             return ""
+        if self.host_factor <= self.factor and self.host_factor < 1.0:
+            eg = ", ".join(self.wrong_hosts[:4])
+            return (f"precision x{self.factor:.2f}: names {len(self.wrong_hosts)} hosts the answer does not "
+                    f"implicate (e.g. {eg})")
         eg = ", ".join(self.wrong[:4])
         return (f"precision x{self.factor:.2f}: names {len(self.wrong)} hosts/IPs/paths outside the answer"
                 f" (e.g. {eg}) against {len(self.matched)} in it")
@@ -73,6 +82,11 @@ class Precision:
 
 def _same(named: str, truth: str) -> bool:
     return named.lower() == truth.lower() or contains(named, truth)
+
+
+def _factor(wrong: int, matched: int) -> float:
+    slack = max(SLACK_MIN, matched)
+    return max(0.0, 1.0 - max(0, wrong - slack) / (2 * slack))
 
 
 def precision(rt: ReportText, retrieved: Retrieved, cat: Catalog, known: str) -> Precision:
@@ -83,14 +97,20 @@ def precision(rt: ReportText, retrieved: Retrieved, cat: Catalog, known: str) ->
     those the trigger gave are neutral; the rest are wrong. slack = max(SLACK_MIN, matched) wrong ones
     are free (context a human grader accepts); each one beyond costs 1 / (2 x slack), so a report that
     names three times the slack outside the answer keeps nothing.
+
+    Hosts are scored on their own as well (the scope is the claim a grader checks first): against the
+    implicated hosts named, so that a report rich in paths and IPs cannot name every host of the estate
+    for free. The factor is the lower of the two. A case that implicates no host skips the host count.
     """
     truth: set[str] = set()
     for v in cat.values():
         truth.add(v)
         truth.update(extract_artifacts(v))
     truth.update(retrieved.host_ips([t.value for t in cat.of("host")]))
+    implicated = {t.value.lower() for t in cat.of("host")}
     universe = retrieved.hosts() | {t.value for t in cat.of("host")}
-    named = rt.named(universe) | rt.ips() | rt.paths()
+    hosts_named = rt.named(universe)
+    named = hosts_named | rt.ips() | rt.paths()
     matched: set[str] = set()
     wrong: dict[str, str] = {}
     for e in sorted(named, key=str.lower):
@@ -102,10 +122,15 @@ def precision(rt: ReportText, retrieved: Retrieved, cat: Catalog, known: str) ->
         else:
             wrong.setdefault(e.lower(), e)
     # Hosts are matched case-insensitively: a host and its IP both count once each.
-    slack = max(SLACK_MIN, len(matched))
-    excess = max(0, len(wrong) - slack)
-    factor = max(0.0, 1.0 - excess / (2 * slack))
-    return Precision(sorted(matched), sorted(wrong.values(), key=str.lower), factor)
+    factor = _factor(len(wrong), len(matched))
+    wrong_hosts: list[str] = []
+    host_factor = 1.0
+    if implicated:
+        by_name = {h.lower(): h for h in hosts_named}
+        wrong_hosts = sorted(h for k, h in by_name.items() if k not in implicated and not contains(known, h))
+        host_factor = _factor(len(wrong_hosts), len(implicated & set(by_name)))
+    return Precision(sorted(matched), sorted(wrong.values(), key=str.lower), min(factor, host_factor),
+                     wrong_hosts, host_factor)
 
 
 @dataclass
@@ -124,6 +149,9 @@ class Context:
     penalized: list[ActionRef]
     over: list[OverReaction]
     link_to: list[str]  # answer-key entities a grounded term must co-occur with (Retrieved.linked)
+    process_names: ProcessNames = field(default_factory=dict)  # (host, pid) -> names (Retrieved.process_names)
+    attack_exact: frozenset[str] = frozenset()  # the attack's hosts, IPs and IOCs (lowercase): see attack_entity
+    attack_texts: tuple[str, ...] = ()  # IOCs, key evidence and root-cause artifacts of an attack
 
 
 def supporting_retrieval(task: Task, retrieved: Retrieved, cat: Catalog | None = None) -> tuple[bool, str]:
@@ -160,12 +188,55 @@ def build_context(task: Task, report: AgentReport, calls: Sequence[ToolCall]) ->
     penalized = list(er.penalized_actions) or refs_from_prose(er.over_reaction_penalty, hosts, users)
     truth_entities = cat.values() + sorted(retrieved.host_ips(t.value for t in cat.of("host")))
     scope = AnswerScope(tuple(truth_entities), "\n".join([gt.root_cause, gt.conclusion, gt.correlation, *gt.iocs]))
-    over = over_reactions(penalized, required, rt, calls, scope, retrieved.hosts())
+    names = retrieved.process_names()
+    over = over_reactions(penalized, required, rt, calls, scope, retrieved.hosts(), names)
+    exact, texts = attack_entities(task, retrieved)
     return Context(
         task=task, report=report, calls=calls, rt=rt, retrieved=retrieved, cat=cat, known=known,
         support=support, support_note=note, precision=precision(rt, retrieved, cat, known),
-        required=required, penalized=penalized, over=over, link_to=truth_entities,
+        required=required, penalized=penalized, over=over, link_to=truth_entities, process_names=names,
+        attack_exact=exact, attack_texts=texts,
     )
+
+
+def attack_entities(task: Task, retrieved: Retrieved) -> tuple[frozenset[str], tuple[str, ...]]:
+    """What a report must not clear: the attacker IP, the implicated hosts and their IPs, the IOCs (by
+    value), and the key evidence and root-cause artifacts (a term inside one of them). Nothing in a
+    benign case (no attacker, no implicated host, no IOC): there the cleared entities are the finding."""
+    gt = task.ground_truth
+    if not (gt.attacker_ip or gt.implicated_hosts or gt.iocs):
+        return frozenset(), ()
+    exact = [gt.attacker_ip or "", *gt.implicated_hosts, *gt.iocs, *retrieved.host_ips(gt.implicated_hosts)]
+    texts = [*gt.iocs, *(ev.must_find for ev in gt.key_evidence), *extract_artifacts(gt.root_cause)]
+    return frozenset(x.strip().lower() for x in exact if x.strip()), tuple(texts)
+
+
+_IPV4_FULL = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}")
+
+
+def attack_entity(term: str, ctx: Context) -> bool:
+    """Whether naming `term` only as benign / ruled out is wrong. Hosts and IPs count by value (a decoy
+    host is cleared rightly); other terms when they are part of the attack's evidence ("less" in
+    `COMMAND=/usr/bin/less ...`)."""
+    t = term.strip().lower()
+    if t in ctx.attack_exact:
+        return True
+    if _HOSTLIKE.fullmatch(t) or _IPV4_FULL.fullmatch(t) or t in {h.lower() for h in ctx.retrieved.hosts()}:
+        return False
+    return any(contains(x, term) for x in ctx.attack_texts)
+
+
+def reported(term: str, ctx: Context) -> tuple[bool, str]:
+    """(named as a finding, why not). Clearing decides attribution: a sentence that clears an attack
+    entity does not report it; naming the authorised scanner, a decoy or "a false positive" in one is
+    exactly the finding."""
+    if ctx.rt.mentions(term):
+        return True, ""
+    if ctx.rt.mentions_anywhere(term):
+        if attack_entity(term, ctx):
+            return False, f"{term} named only as benign/ruled out"
+        return True, ""
+    return False, f"{term} not in the report"
 
 
 # --------------------------------------------------------------------------- term credit
@@ -208,19 +279,20 @@ def term_credit(term: Term, dim: str, ctx: Context) -> tuple[float, str]:
     else:
         grounded = ctx.retrieved.linked(v, ctx.link_to)
         where = ""
-    if ctx.rt.mentions(v):
-        reported = 1.0
+    named, why = reported(v, ctx)
+    if named:
+        credit = 1.0
     elif ctx.rt.cleared(v):
-        return 0.0, f"{v} named only as benign/ruled out"
+        return 0.0, why
     else:
-        reported = _paraphrase_credit(v, ctx.rt)
-    if not reported:
+        credit = _paraphrase_credit(v, ctx.rt)
+    if not credit:
         return 0.0, f"{v}: " + (f"retrieved{where} but not reported" if grounded else "not found")
     if not grounded:
         if ctx.retrieved.grounded(v) and not where:
             return 0.0, f"{v}: reported, but retrieved only where nothing ties it to the attack"
         return 0.0, f"{v}: reported but never in the agent's retrieved results{where}"
-    return reported, "" if reported == 1 else f"{v}: paraphrased"
+    return credit, "" if credit == 1 else f"{v}: paraphrased"
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -237,7 +309,7 @@ def _clip(s: str) -> str:
 
 
 def _decoys(forbid: Sequence[str], ctx: Context) -> list[str]:
-    return [f for f in forbid if f.strip() and ctx.rt.mentions(f)]
+    return [f for f in forbid if f.strip() and ctx.rt.asserts(f)]
 
 
 def _finish(cp: Checkpoint, i: int, fraction: float, notes: list[str], ctx: Context,
@@ -274,14 +346,32 @@ def _in_actions(term: str, ctx: Context) -> bool:
     return any(pat.search(json.dumps(c.args, default=str)) for c in ctx.calls if c.tool in ACTION_TOOLS)
 
 
-def _term_in_places(term: str, e: Expect, ctx: Context) -> tuple[bool, str]:
+def _term_in_places(term: str, e: Expect, ctx: Context, grounded: bool | None = None) -> tuple[bool, str]:
     where = set(e.where)
-    if "report" in where and not ctx.rt.mentions(term):
-        return False, f"{term} not in the report"
-    if ("retrieved" in where or ("report" in where and e.grounded)) and not ctx.retrieved.grounded(term):
+    grounded = e.grounded if grounded is None else grounded
+    if "report" in where:
+        ok, why = reported(term, ctx)
+        if not ok:
+            return False, why
+        if not grounded and not ctx.support:
+            # Free of grounding is not free of investigating: the conclusion's words need evidence behind them.
+            return False, f"{term} claimed without supporting retrieval"
+        if grounded and not ctx.support and contains(ctx.known, term):
+            # Known before any retrieval: reading the alert back proves nothing.
+            return False, f"{term} given in the trigger; no supporting retrieval"
+    if ("retrieved" in where or ("report" in where and grounded)) and not ctx.retrieved.grounded(term):
         return False, f"{term} not in the agent's retrieved results"
     if "actions" in where and not _in_actions(term, ctx):
         return False, f"{term} not in any action's arguments"
+    return True, ""
+
+
+def _claim(term: str, ctx: Context) -> tuple[bool, str]:
+    """A conclusion word (`claims`): in the report (anywhere), never grounded, backed by supporting retrieval."""
+    if not ctx.rt.mentions_anywhere(term):
+        return False, f"{term} not in the report"
+    if not ctx.support:
+        return False, f"{term} claimed without supporting retrieval"
     return True, ""
 
 
@@ -297,6 +387,8 @@ def _pattern_in_places(pattern: str, e: Expect, ctx: Context) -> tuple[bool, str
             candidates = [c for c in candidates if ctx.retrieved.grounded(c)]
             if not candidates:
                 return False, f"/{pattern}/ in the report but not in the retrieved results"
+        elif not ctx.support:
+            return False, f"/{pattern}/ claimed without supporting retrieval"
     if "retrieved" in where and not rx.search(ctx.retrieved.text()):
         return False, f"/{pattern}/ not in the retrieved results"
     if "actions" in where and not any(rx.search(json.dumps(c.args, default=str))
@@ -310,7 +402,7 @@ def action_present(ref: ActionRef, ctx: Context, allow_recommended: bool) -> tup
     ex = executions(ref, ctx.calls)
     if ex:
         return True, f"{ref.label()} taken (seq {ex[0].seq})"
-    if allow_recommended and recommendation(ref, ctx.rt):
+    if allow_recommended and recommendation(ref, ctx.rt, ctx.process_names):
         return True, f"{ref.label()} recommended"
     return False, f"{ref.label()} neither " + ("recommended nor " if allow_recommended else "") + "taken"
 
@@ -323,6 +415,11 @@ def _expect_fraction(e: Expect, ctx: Context) -> tuple[float, int, list[str], li
         tries = [_term_in_places(t, e, ctx) for t in e.any_terms]
         results.append((True, "") if any(ok for ok, _ in tries)
                        else (False, f"none of {', '.join(e.any_terms)} ({tries[0][1]})"))
+    results += [_claim(t, ctx) for t in e.claims]
+    if e.any_claims:
+        tries = [_claim(t, ctx) for t in e.any_claims]
+        results.append((True, "") if any(ok for ok, _ in tries)
+                       else (False, f"none of {', '.join(e.any_claims)} ({tries[0][1]})"))
     results += [_pattern_in_places(p, e, ctx) for p in e.patterns]
     results += [action_present(a, ctx, "report" in e.where) for a in e.actions]
     if not results:
@@ -340,21 +437,36 @@ def _judge_expect(cp: Checkpoint, i: int, ctx: Context) -> CheckpointVerdict:
                    apply_precision="report" in e.where)
 
 
+_THEN_NONE = re.compile(r"^\s+(?:no|nothing|none|neither)\b", re.IGNORECASE)
+
+
+def _asks_for(verb_re: str, check: str) -> bool:
+    """The checkpoint names the action as done, not under negation ("no business-critical IP blocked",
+    "did not block feed indicators", "blocked no business-critical address")."""
+    for m in re.finditer(rf"\b(?:{verb_re})", check, re.IGNORECASE):
+        lo, hi = clause_around(check, m.start(), m.end())
+        before, after = check[lo:m.start()], check[m.end():hi]
+        if not (negated_before(before) or _THEN_NONE.match(after)):
+            return True
+    return False
+
+
 def related_refs(check: str, refs: Sequence[ActionRef]) -> list[ActionRef]:
-    """The refs a checkpoint's text is about: it names their target or their action."""
+    """The refs a checkpoint's text is about: it names their target or their action (not negated)."""
     out = []
     for r in refs:
         targets = [str(v) for k, v in r.args.items() if k in ("host", "ip", "user", "path") and isinstance(v, str)]
         if any(contains(check, t.replace("*", "")) for t in targets if t.replace("*", "")) or \
-                re.search(rf"\b(?:{ACTION_VERBS[r.tool]})", check, re.IGNORECASE):
+                _asks_for(ACTION_VERBS[r.tool], check):
             out.append(r)
     return out
 
 
 def _judge_response(cp: Checkpoint, i: int, ctx: Context) -> CheckpointVerdict:
     notes: list[str] = []
-    if cp.expect is not None and (cp.expect.actions or cp.expect.terms or cp.expect.any_terms or cp.expect.patterns):
-        base, n, met, unmet = _expect_fraction(cp.expect, ctx)
+    e = cp.expect
+    if e is not None and (e.actions or e.terms or e.any_terms or e.patterns or e.claims or e.any_claims):
+        base, n, met, unmet = _expect_fraction(e, ctx)
         notes.append(f"{round(base * n)}/{n} expected responses present")
         notes += (met + unmet)[:3]
     else:

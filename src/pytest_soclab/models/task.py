@@ -67,11 +67,18 @@ class Expect(Strict):
     A checkpoint is hit when all `terms` (case-insensitive) and all `patterns` (regex)
     are found in the places named by `where`, and at least one of `any_terms` when
     given; partial when only some are. With `grounded`, a term found in the report
-    counts only when the agent's own tool results contained it too.
+    counts only when the agent's own tool results contained it too. A term ending in `*`
+    (`exfiltrat*`) is a prefix: the word and its continuations.
+
+    `claims` / `any_claims` are the conclusion's own words ("customer", "lateral", "reset"), which no
+    document holds: each of `claims` (and one of `any_claims`) must be in the report, never grounded,
+    and counts only when the investigation retrieved supporting evidence.
     """
 
     terms: list[str] = Field(default_factory=list)
     any_terms: list[str] = Field(default_factory=list)
+    claims: list[str] = Field(default_factory=list)
+    any_claims: list[str] = Field(default_factory=list)
     patterns: list[str] = Field(default_factory=list)
     where: list[Literal["report", "retrieved", "actions"]] = Field(default_factory=lambda: ["report"])
     grounded: bool = True
