@@ -178,7 +178,7 @@ class TextPseudonymizer:
             if plen is not None:
                 net = self.ips.network(addr, int(plen))
                 if net is not None:
-                    return net
+                    return net.rsplit("/", 1)[0] + "/" + plen  # the prefix as written (/08 stays /08)
                 return (self.ips.address(addr) or addr) + "/" + plen
             return self.ips.address(tok) or tok
         if kind == "ip6":
