@@ -5,7 +5,9 @@ Policy (the order a responder follows):
   taking a host off the network;
 - remove the persistence the attacker wrote, so that stopping the process holds;
 - isolate a host only when it was the attacker's foothold and nothing running can be stopped there
-  (the way in may still be open); never a host the attacker did not run anything on;
+  (the way in may still be open), or when the foothold is a workstation (isolating it costs one
+  user an afternoon, and a workstation's way in, the user's session, stays open otherwise); never a
+  host the attacker did not run anything on;
 - block the outside addresses that served the attack (C2, download, exfiltration, the source of the
   exploitation or of a scan); never an address many internal hosts use (a business service);
 - disable accounts whose credentials the attacker logged in with, except accounts that run a scheduled
@@ -20,8 +22,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_soclab.agents.analyst.store import ZCONN, q_in
-from pytest_soclab.agents.analyst.tradecraft import is_internal, is_web_server
+from pytest_soclab.agents.analyst.store import PROC, ZCONN, q, q_in
+from pytest_soclab.agents.analyst.tradecraft import DESKTOP_SESSIONS, is_internal, is_web_server
 
 if TYPE_CHECKING:
     from pytest_soclab.agents.analyst.core import Analyst
@@ -50,7 +52,10 @@ class Response:
                 if h == host and art.role == "persistence":
                     plan.append(("remove_persistence", {"host": host, "path": path}, f"remove {art.why}"))
             entry = c.entries.get(host)
-            if not running and entry is not None and entry.kind == "web" and self.used_as_foothold(host):
+            if running and self.used_as_foothold(host) and self.is_workstation(host):
+                plan.append(("isolate_host", {"host": host},
+                             "a compromised workstation the attacker worked from: off the network while it is examined"))
+            elif not running and entry is not None and entry.kind == "web" and self.used_as_foothold(host):
                 if self.serves_infrastructure(host):
                     self.review.append(f"Isolate {host} only after review: it serves the estate's core network "
                                        "services (DNS / Kerberos / LDAP) to other hosts.")
@@ -82,6 +87,14 @@ class Response:
             "| STATS clients = COUNT_DISTINCT(source.ip) | LIMIT 1"
         )
         return bool(rows) and int(rows[0].get("clients") or 0) >= INFRA_CLIENTS
+
+    def is_workstation(self: Analyst, host: str) -> bool:
+        """A desktop session runs there: a person's machine, not a server."""
+        rows = self.tel.esql(
+            f"FROM {PROC} | WHERE host.name == {q(host)} AND process.name IN ({q_in(DESKTOP_SESSIONS)}) "
+            "| STATS n = COUNT(*) | LIMIT 1"
+        )
+        return bool(rows) and int(rows[0].get("n") or 0) > 0
 
     def used_as_foothold(self: Analyst, host: str) -> bool:
         """The attacker worked from this host: logins from it, credentials taken on it, or data sent."""

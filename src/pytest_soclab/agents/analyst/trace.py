@@ -321,6 +321,7 @@ class Tracing:
             "| KEEP @timestamp, _id, host.name, file.path, event.action, process.name, process.entity_id, file.hash.sha256 "
             "| SORT @timestamp | LIMIT 300"
         )
+        written: dict[str, tuple[str, set[str]]] = {}  # host -> (first persistence time, unit names)
         for r in rows:
             path = str(r.get("file.path") or "")
             host = str(r.get("host.name") or "")
@@ -332,12 +333,31 @@ class Tracing:
             elif pk:
                 self.case.artifact(path, host, "persistence", f"{pk[1]} written by {who}", r["@timestamp"], pk[0])
                 self.case.step(r["@timestamp"], host, f"{who} wrote {pk[1]}: {path}", FILE, r.get("_id"), pk[0])
+                since, units = written.get(host, (str(r["@timestamp"]), set()))
+                if path.endswith((".service", ".timer")):
+                    units.add(base(path).rsplit(".", 1)[0])
+                written[host] = (min(since, str(r["@timestamp"])), units)
             elif in_writable_dir(path) or base(path).startswith("."):
                 role = "staging" if credential_kind(path) or path.endswith((".tgz", ".gz", ".zip", ".tar", ".sql", ".db")) \
                     else "dropped"
                 self.case.artifact(path, host, role, f"written by {who}", r["@timestamp"])
                 self.case.step(r["@timestamp"], host, f"{who} wrote {path}", FILE, r.get("_id"),
                                "T1105" if role == "dropped" else "T1074.001")
+
+        for host, (since, units) in sorted(written.items()):
+            self.persistence_payloads(host, since, units)
+
+    def persistence_payloads(self: Analyst, host: str, since: str, units: set[str]) -> None:
+        """What the persistence starts: systemd or cron run it, not the process tree that wrote it.
+        Look for the unit's program, and binaries in unusual places, started on the host since."""
+        conds = ["process.executable LIKE \"/home/*/.*\"", "process.executable LIKE \"/root/.*\"",
+                 "process.executable LIKE \"/tmp/*\"", "process.executable LIKE \"/dev/shm/*\"",
+                 "process.executable LIKE \"/var/tmp/*\""]
+        if units:
+            conds.append(f"process.name IN ({q_in(units)})")
+        found = self.procs_where(f"host.name == {q(host)} AND @timestamp >= {q(since)} AND ({' OR '.join(conds)})", 20)
+        fresh = [p for p in found if unusual_executable(p.exe) and p.eid not in self.analysed]
+        self.seeds_found += fresh[:5]
 
     def host_is_malicious(self: Analyst, host: str) -> bool:
         procs = [self.case.procs[e] for e in self.case.cluster.get(host, set()) if e in self.case.procs]
