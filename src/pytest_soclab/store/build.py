@@ -595,7 +595,15 @@ def write_index(
         fields=columns,
         size_bytes=0,
         uuid=hashlib.sha1(f"{name}:{builder.count}".encode()).hexdigest()[:22],
+        mapped=declared_only(builder.mapping, columns),
     )
+
+
+def declared_only(mapping: MappingSet, columns: dict[str, Column]) -> dict[str, FieldDef]:
+    """Fields the mapping declares that no document has (mapped, but no column)."""
+    if not mapping.declared:
+        return {}
+    return {p: d for p, d in sorted(mapping.explicit.items()) if p not in columns}
 
 
 def _empty_select(columns: dict[str, Column]) -> str:
@@ -625,15 +633,19 @@ def group_docs(
 
 
 def default_mapping(name: str, explicit: dict[str, Any] | None) -> MappingSet:
-    from .mappings import parse_mapping
+    from .mappings import alerts_fields, is_alerts_index, parse_mapping
 
     ds = is_data_stream_name(name)
     if explicit is None:
+        if is_alerts_index(name):
+            return MappingSet(explicit=dict(alerts_fields()), data_stream=False, use_ecs=True, declared=True)
+        # Data streams get ecs@mappings' dynamic templates: an ECS field is typed by ECS when a
+        # document first has it, and is not in the mapping before (as in Elasticsearch).
         return MappingSet(data_stream=ds, use_ecs=True)
     flat, dynamic = parse_mapping(explicit, source=f"mapping of {name}")
-    # An explicit mapping is the whole truth for its fields; ECS fills in unmapped ECS names
-    # only for data streams, as ecs@mappings does.
-    return MappingSet(explicit=flat, dynamic=dynamic, data_stream=ds, use_ecs=ds)
+    # An explicit mapping is the whole truth for its fields, all of them mapped from the start;
+    # ECS fills in unmapped ECS names only for data streams, as ecs@mappings does.
+    return MappingSet(explicit=flat, dynamic=dynamic, data_stream=ds, use_ecs=ds, declared=True)
 
 
-__all__ = ["TableBuilder", "write_index", "group_docs", "default_mapping", "stage_sql", "ms_to_datetime", "Chunk"]
+__all__ = ["TableBuilder", "write_index", "declared_only", "group_docs", "default_mapping", "stage_sql", "ms_to_datetime", "Chunk"]
