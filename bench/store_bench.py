@@ -3,6 +3,7 @@ investigation queries (Query DSL and ES|QL), side by side with a plain Python sc
 same documents in the same run.
 
     python bench/store_bench.py --sizes 100000 1000000
+    python bench/store_bench.py --sizes 1000000 --baseline-src OLD/src [--source case-06-capstone]
 
 Each store query runs `--repeat` times after a warm-up; the mix's median and p95 are over all
 those runs. The speed-up of a query is the plain scan's median time over the store's median.
@@ -317,6 +318,61 @@ def run_size(n: int, repeat: int, scan_repeat: int, workdir: Path) -> dict[str, 
     }
 
 
+def corpus_docs(n: int, case: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """About n documents of a corpus case (time-ordered, sub-objects shared between documents)."""
+    from pytest_soclab.corpus.generate import generate as corpus_generate
+    from pytest_soclab.corpus.recipe import find_case, load_case
+
+    recipe = load_case(find_case(Path(__file__).resolve().parents[1] / "corpus", case))
+    per_scale = sum(1 for _ in corpus_generate(recipe, scale=1.0))
+    return list(corpus_generate(recipe, scale=n / max(1, per_scale)))
+
+
+def load_probe(n: int, source: str, repeat: int) -> dict[str, Any]:
+    """Run in a fresh process (whose PYTHONPATH picks the code measured): build `repeat` times."""
+    import gc
+
+    from pytest_soclab.store.embedded import build_database
+
+    docs = list(generate(n)) if source == "bench" else corpus_docs(n, source)
+    gc.collect()
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="soclab-load-") as tmp:
+        for i in range(repeat):
+            with open("/proc/loadavg") as fh:
+                load = float(fh.read().split()[0])
+            path = Path(tmp) / f"s{i}.duckdb"
+            t0, c0 = time.perf_counter(), time.process_time()
+            build_database(docs, path)
+            runs.append({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0, "load": load})
+            path.unlink()
+    return {"docs": len(docs), "runs": runs}
+
+
+def compare_load(n: int, source: str, baseline: str, rounds: int) -> None:
+    """Old code (a source tree given by --baseline-src) against this one, alternating, same machine."""
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    figures: dict[str, list[dict[str, float]]] = {"baseline": [], "current": []}
+    docs = 0
+    for _ in range(rounds):
+        for label, src in (("baseline", baseline), ("current", here)):
+            out = subprocess.run(
+                [sys.executable, __file__, "--load-probe", str(n), "--source", source],
+                capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": src},
+            )  # fmt: skip
+            probed = json.loads(out.stdout)
+            docs = probed["docs"]
+            figures[label] += probed["runs"]
+    print(f"\n== load {docs:,} documents ({source}), {rounds} alternating rounds ==")
+    print(f"  {'code':10s} {'wall s (median)':>16s} {'docs/s':>9s} {'CPU s (median)':>15s} {'docs per CPU-s':>15s} {'load avg':>9s}")
+    for label, runs in figures.items():
+        wall = statistics.median(r["wall"] for r in runs)
+        cpu = statistics.median(r["cpu"] for r in runs)
+        load = statistics.median(r["load"] for r in runs)
+        print(f"  {label:10s} {wall:16.2f} {docs / wall:9,.0f} {cpu:15.2f} {docs / cpu:15,.0f} {load:9.2f}")
+    sys.stdout.flush()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -325,9 +381,22 @@ def main() -> None:
     ap.add_argument("--probe", help=argparse.SUPPRESS)
     ap.add_argument("--suspect", help=argparse.SUPPRESS)
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--baseline-src", help="compare loading with the package in this source tree "
+                    "(e.g. an older commit's `src`), alternating runs, then stop")  # fmt: skip
+    ap.add_argument("--source", default="bench", help="documents to load: bench (this script's "
+                    "generator) or a corpus case id such as case-06-capstone")  # fmt: skip
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of --baseline-src")
+    ap.add_argument("--load-probe", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.probe:
         print(json.dumps(probe(args.probe, args.suspect, args.repeat)))
+        return
+    if args.load_probe:
+        print(json.dumps(load_probe(args.load_probe, args.source, 1)))
+        return
+    if args.baseline_src:
+        for n in args.sizes:
+            compare_load(n, args.source, args.baseline_src, args.rounds)
         return
     results = []
     with tempfile.TemporaryDirectory(prefix="soclab-bench-") as tmp:

@@ -54,7 +54,7 @@ def get_mappings(catalog: Catalog, expr: str) -> dict[str, Any]:
         mapping: dict[str, Any] = {}
         if info.kind == "data_stream":
             mapping["_data_stream_timestamp"] = {"enabled": True}
-        mapping["properties"] = properties({p: c.fdef for p, c in info.fields.items()})
+        mapping["properties"] = properties(info.mapping())
         out[info.concrete] = {"mappings": mapping}
     return dict(sorted(out.items()))
 

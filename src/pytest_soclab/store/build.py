@@ -21,10 +21,11 @@ import pyarrow.compute as pc
 
 from .catalog import Column, IndexInfo, is_data_stream_name
 from .layout import (
-    DOC_COL, ID_COL, OPAQUE_TYPES, V4_MAPPED, Malformed, coerce, flatten, is_multi, ms_to_datetime, sort_multi,
+    DOC_COL, ID_COL, OPAQUE_TYPES, Malformed, coerce, flatten, ip_to_int, is_multi, ms_to_datetime, sort_multi,
     sql_type,
 )  # fmt: skip
 from .mappings import FieldDef, MappingSet
+from .shapes import ShapeExtractor, Unsupported
 from .sqlutil import ident
 
 CHUNK_ROWS = 100_000
@@ -62,7 +63,7 @@ class Chunk:
     """Staged rows: `_id`, `__seq` and one Arrow column per field, with how to convert each in SQL."""
 
     table: pa.Table
-    convs: dict[str, str]  # path -> "" (stored form) | "ip_dec" | "ip_str" | "date_str" | "date_ms"
+    convs: dict[str, str]  # path -> "" (stored form) | "ip_dec" | "ip_u64" | "ip_hl" | "date_str" | "date_ms"
     lists: set[str]
     multi_checked: bool = False
 
@@ -71,13 +72,10 @@ def conv_sql(kind: str, x: str) -> str:
     """SQL turning one staged value `x` into its stored form."""
     if kind == "ip_dec":
         return f"TRY_CAST({x} AS UHUGEINT)"
-    if kind == "ip_str":
-        octets = [f"TRY_CAST(split_part({x}, '.', {i}) AS UTINYINT)::UBIGINT * {256 ** (4 - i)}" for i in range(1, 5)]
-        v4 = f"({V4_MAPPED} + {' + '.join(octets)})::UHUGEINT"
-        return (
-            f"(CASE WHEN regexp_full_match({x}, '[0-9]{{1,3}}\\.[0-9]{{1,3}}\\.[0-9]{{1,3}}\\.[0-9]{{1,3}}') THEN {v4} "
-            f"ELSE TRY_CAST(__ip_parse_text({x}) AS UHUGEINT) END)"
-        )
+    if kind == "ip_u64":
+        return f"{x}::UHUGEINT"
+    if kind == "ip_hl":
+        return f"({x}.hi::UHUGEINT * {1 << 64}::UHUGEINT + {x}.lo)"
     if kind == "date_str":
         return (
             f"coalesce(date_trunc('millisecond', timezone('UTC', TRY_CAST({x} AS TIMESTAMPTZ))), "
@@ -107,6 +105,7 @@ class TableBuilder:
         self.malformed: dict[str, int] = {}
         self.ignored: set[str] = set()
         self.fast_chunks = 0
+        self.shapes = ShapeExtractor(self.opaque)
 
     def add(self, doc_id: str, source: dict[str, Any]) -> None:
         self.ids.append(str(doc_id))
@@ -138,13 +137,9 @@ class TableBuilder:
 
     def _arrow_chunk(self, seq0: int) -> Chunk:
         try:
-            arr = pa.array(self.sources)
-        except (pa.ArrowException, OverflowError, TypeError, ValueError):
-            raise _Fallback from None
-        if not pa.types.is_struct(arr.type):
-            raise _Fallback
-        leaves: dict[str, pa.Array] = {}
-        self._walk(arr, "", leaves)
+            leaves = self._shaped_leaves()
+        except _Fallback:
+            leaves = self._inferred_leaves()
         n = len(self.ids)
         arrays: dict[str, pa.Array] = {
             ID_COL: pa.array(self.ids, pa.string()),
@@ -157,7 +152,7 @@ class TableBuilder:
             if state is None:
                 if path in self.ignored:
                     continue
-                first = _first_value(raw)
+                first = self._first_source_value(path, raw)
                 if first is None:
                     continue
                 fdef = self.mapping.resolve(path, first)
@@ -167,7 +162,7 @@ class TableBuilder:
                 state = self.cols[path] = _ColState(fdef)
             is_list = pa.types.is_list(raw.type)
             try:
-                staged, kind = self._convert(state.fdef.type, raw, is_list)
+                staged, kind = self._convert(path, state.fdef.type, raw, is_list)
             except _Fallback:
                 staged, kind = self._coerce_column(path, state, raw, is_list)
             arrays[path] = staged
@@ -175,6 +170,59 @@ class TableBuilder:
             if is_list:
                 lists.add(path)
         return Chunk(pa.table(arrays), convs, lists)
+
+    def _first_source_value(self, path: str, raw: pa.Array) -> Any:
+        """The first value of a new field as its document has it (an Arrow column of ints and
+        floats is all floats, but dynamic mapping goes by the first value's own type)."""
+        if pa.types.is_list(raw.type):
+            at = pc.index(pc.is_valid(pc.list_flatten(raw)), True).as_py()
+            row = -1 if at < 0 else pc.list_parent_indices(raw)[at].as_py()
+        else:
+            row = pc.index(pc.is_valid(raw), True).as_py()
+        if row < 0:
+            return None
+        source = self.sources[row]
+        value = flatten(source, self.opaque).get(path) if isinstance(source, dict) else None
+        if value is None:
+            return _first_value(raw)
+        return value[0] if is_multi(value) else value
+
+    def _shaped_leaves(self) -> dict[str, pa.Array]:
+        """Leaf columns through the compiled per-shape extractors (see shapes.py)."""
+        try:
+            rows = self.shapes.rows(self.sources)
+        except Unsupported:
+            raise _Fallback from None
+        cols = self.shapes.columns_of(rows)
+        del rows
+        leaves: dict[str, pa.Array] = {}
+        nested: list[tuple[str, pa.Array]] = []
+        for (path, _), values, sample in zip(self.shapes.columns.items(), cols, self.shapes.samples):
+            if path in self.ignored:
+                continue  # a field the mapping does not index
+            arr = _column_array(values, sample)
+            t = arr.type
+            if pa.types.is_struct(t) or (pa.types.is_list(t) and pa.types.is_struct(t.value_type)):
+                nested.append((path, arr))  # objects where a shape had None, arrays of objects
+            elif pa.types.is_list(t) and pa.types.is_list(t.value_type):
+                raise _Fallback
+            elif not pa.types.is_null(t) and not (pa.types.is_list(t) and pa.types.is_null(t.value_type)):
+                leaves[path] = arr
+        for path, arr in nested:
+            self._walk(pa.StructArray.from_arrays([arr], names=[path]), "", leaves)
+        return leaves
+
+    def _inferred_leaves(self) -> dict[str, pa.Array]:
+        """Leaf columns of the nested type pyarrow infers (slower; takes any shape mix)."""
+        try:
+            arr = pa.array(self.sources)
+        except (pa.ArrowException, OverflowError, TypeError, ValueError):
+            raise _Fallback from None
+        if not pa.types.is_struct(arr.type):
+            raise _Fallback
+        leaves: dict[str, pa.Array] = {}
+        self._walk(arr, "", leaves)
+        return leaves
 
     def _walk(self, arr: pa.Array, prefix: str, out: dict[str, pa.Array]) -> None:
         for i, f in enumerate(arr.type):
@@ -192,21 +240,25 @@ class TableBuilder:
                     sub: dict[str, pa.Array] = {}
                     self._walk(child.values, path + ".", sub)
                     for sp, values in sub.items():
-                        if pa.types.is_list(values.type) or pa.types.is_struct(values.type):
+                        if pa.types.is_list(values.type) or pa.types.is_struct(values.type) or sp in out:
                             raise _Fallback
                         out[sp] = pa.ListArray.from_arrays(child.offsets, values, mask=child.is_null())
                 elif pa.types.is_list(vt) or pa.types.is_large_list(vt):
                     raise _Fallback
                 elif pa.types.is_null(vt):
                     continue
+                elif path in out:
+                    raise _Fallback  # one path reached twice: the document path merges the values
                 else:
                     out[path] = child
             elif pa.types.is_null(t):
                 continue
+            elif path in out:
+                raise _Fallback
             else:
                 out[path] = child
 
-    def _convert(self, es_type: str, raw: pa.Array, is_list: bool) -> tuple[pa.Array, str]:
+    def _convert(self, path: str, es_type: str, raw: pa.Array, is_list: bool) -> tuple[pa.Array, str]:
         t = raw.type.value_type if is_list else raw.type
 
         def cast(target: pa.DataType, safe: bool = True) -> pa.Array:
@@ -238,13 +290,28 @@ class TableBuilder:
             raise _Fallback
         if es_type == "ip":
             if pa.types.is_string(t):
-                return raw, "ip_str"
+                return self._ip_column(path, raw, is_list)
             raise _Fallback
         if es_type == "boolean":
             if pa.types.is_boolean(t):
                 return raw, ""
             raise _Fallback
         raise _Fallback
+
+    def _ip_column(self, path: str, raw: pa.Array, is_list: bool) -> tuple[pa.Array, str]:
+        """IP text -> integers, parsed once per distinct address (a corpus repeats its addresses)."""
+        texts = raw.values if is_list else raw
+        enc = pc.dictionary_encode(texts)
+        nums = [ip_to_int(v) for v in enc.dictionary.to_pylist()]
+        bad = [v is None for v in nums]
+        if any(bad):
+            failed = pc.sum(pc.take(pa.array(bad, pa.bool_()), enc.indices).cast(pa.int64())).as_py() or 0
+            if failed:
+                self.malformed[path] = self.malformed.get(path, 0) + failed
+        staged, kind = _ip_stage(nums, enc.indices)
+        if is_list:
+            staged = pa.ListArray.from_arrays(raw.offsets, staged, mask=raw.is_null())
+        return staged, kind
 
     def _coerce_column(self, path: str, state: _ColState, raw: pa.Array, is_list: bool) -> tuple[pa.Array, str]:
         """Python coercion of one column (Elasticsearch's coercion rules, malformed values counted)."""
@@ -342,6 +409,45 @@ class TableBuilder:
             vals.append(None)
 
 
+def _ip_stage(nums: list[int | None], indices: pa.Array) -> tuple[pa.Array, str]:
+    """Integer addresses for Arrow (which has no 128-bit integer): one uint64 when every address
+    is IPv4 (mapped: below 2**64), else a {hi, lo} struct; `indices` picks from `nums`."""
+    if all(v is None or v < 1 << 64 for v in nums):
+        return pc.take(pa.array(nums, pa.uint64()), indices), "ip_u64"
+    mask = (1 << 64) - 1
+    hi = pa.array([None if v is None else v >> 64 for v in nums], pa.uint64())
+    lo = pa.array([None if v is None else v & mask for v in nums], pa.uint64())
+    both = pa.StructArray.from_arrays([hi, lo], names=["hi", "lo"], mask=pa.array([v is None for v in nums]))
+    return pc.take(both, indices), "ip_hl"
+
+
+_CONVERT_ERRORS = (pa.ArrowException, OverflowError, TypeError, ValueError)
+_LIST_ONLY = frozenset({list, type(None)})
+
+
+def _column_array(values: tuple[Any, ...], sample: Any) -> pa.Array:
+    """One column of leaf values as Arrow, of the type pyarrow would infer for it.
+
+    A typed conversion is cheaper than inference but lenient in places (a string fills a
+    list of characters, a float is truncated into an integer): it is used only where it is
+    strict — strings, booleans, lists of strings once every value is known to be a list."""
+    kind = type(sample)
+    try:
+        if kind is str:
+            return pa.array(values, pa.string())
+        if kind is bool:
+            return pa.array(values, pa.bool_())
+        if kind is list and type(next((e for e in sample if e is not None), None)) is str:
+            if set(map(type, values)) <= _LIST_ONLY:
+                return pa.array(values, pa.list_(pa.string()))
+    except _CONVERT_ERRORS:
+        pass
+    try:
+        return pa.array(values)
+    except _CONVERT_ERRORS:
+        raise _Fallback from None
+
+
 def _first_value(raw: pa.Array) -> Any:
     arr = raw
     if pa.types.is_list(arr.type):
@@ -392,8 +498,16 @@ def stage_sql(view: str, chunk: Chunk, columns: dict[str, Column], *, doc_offset
             expr = f"CASE WHEN ({expr}) IS NULL THEN NULL ELSE [{expr}] END"
         elif not col.multi and is_list:
             expr = f"({expr})[1]"
+        elif is_list:
+            expr = f"nullif({expr}, [])"  # an empty array is no value, as in doc values
         parts.append(f"CAST({expr} AS {target}) AS {ident(path)}")
     return f"SELECT {', '.join(parts)} FROM {view}"
+
+
+def _longest(column: pa.ChunkedArray) -> int:
+    """Most elements in one list of a staged list column (no list that long: not multi-valued)."""
+    lengths = [pc.max(pc.list_value_length(c)).as_py() for c in column.chunks]
+    return max((n for n in lengths if n is not None), default=0)
 
 
 def _chunk_stats(con: duckdb.DuckDBPyConnection, view: str, chunk: Chunk, builder: TableBuilder) -> dict[str, int]:
@@ -409,10 +523,10 @@ def _chunk_stats(con: duckdb.DuckDBPyConnection, view: str, chunk: Chunk, builde
         kind = chunk.convs.get(path, "")
         c = ident(path)
         is_list = path in chunk.lists
-        if is_list and not state.multi:
+        if is_list and not state.multi and _longest(chunk.table.column(path)) > 1:
             distinct = f"list_distinct({c})" if state.fdef.type in _SORTED_UNIQUE else f"list_filter({c}, lambda __f: __f IS NOT NULL)"
             exprs.append(("multi", path, f"coalesce(max(len({distinct})), 0)"))
-        if kind in ("ip_str", "date_str"):
+        if kind == "date_str":
             given = f"sum(len(list_distinct({c})))" if is_list else f"count({c})"
             exprs.append(("given", path, f"coalesce({given}, 0)"))
     given: dict[str, int] = {}
@@ -481,7 +595,15 @@ def write_index(
         fields=columns,
         size_bytes=0,
         uuid=hashlib.sha1(f"{name}:{builder.count}".encode()).hexdigest()[:22],
+        mapped=declared_only(builder.mapping, columns),
     )
+
+
+def declared_only(mapping: MappingSet, columns: dict[str, Column]) -> dict[str, FieldDef]:
+    """Fields the mapping declares that no document has (mapped, but no column)."""
+    if not mapping.declared:
+        return {}
+    return {p: d for p, d in sorted(mapping.explicit.items()) if p not in columns}
 
 
 def _empty_select(columns: dict[str, Column]) -> str:
@@ -511,15 +633,19 @@ def group_docs(
 
 
 def default_mapping(name: str, explicit: dict[str, Any] | None) -> MappingSet:
-    from .mappings import parse_mapping
+    from .mappings import alerts_fields, is_alerts_index, parse_mapping
 
     ds = is_data_stream_name(name)
     if explicit is None:
+        if is_alerts_index(name):
+            return MappingSet(explicit=dict(alerts_fields()), data_stream=False, use_ecs=True, declared=True)
+        # Data streams get ecs@mappings' dynamic templates: an ECS field is typed by ECS when a
+        # document first has it, and is not in the mapping before (as in Elasticsearch).
         return MappingSet(data_stream=ds, use_ecs=True)
     flat, dynamic = parse_mapping(explicit, source=f"mapping of {name}")
-    # An explicit mapping is the whole truth for its fields; ECS fills in unmapped ECS names
-    # only for data streams, as ecs@mappings does.
-    return MappingSet(explicit=flat, dynamic=dynamic, data_stream=ds, use_ecs=ds)
+    # An explicit mapping is the whole truth for its fields, all of them mapped from the start;
+    # ECS fills in unmapped ECS names only for data streams, as ecs@mappings does.
+    return MappingSet(explicit=flat, dynamic=dynamic, data_stream=ds, use_ecs=ds, declared=True)
 
 
-__all__ = ["TableBuilder", "write_index", "group_docs", "default_mapping", "stage_sql", "ms_to_datetime", "Chunk"]
+__all__ = ["TableBuilder", "write_index", "declared_only", "group_docs", "default_mapping", "stage_sql", "ms_to_datetime", "Chunk"]

@@ -8,9 +8,10 @@ from typing import Any
 
 from .layout import sql_type
 from .mappings import FieldDef
+from .sqlutil import ident
 
 CATALOG_TABLE = "__soclab_catalog"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: fields mapped without values ("mapped")
 
 # Elasticsearch's data stream naming scheme: <type>-<dataset>-<namespace>.
 _DATA_STREAM = re.compile(r"^(logs|metrics|traces|synthetics|profiling)-[^-]+(-[^-]+)?-[^-]+$")
@@ -35,12 +36,18 @@ class Column:
 
 @dataclass(frozen=True)
 class FieldRef:
-    """A searchable field name resolved against one index: a column, or a multi-field of one."""
+    """A searchable field name resolved against one index: a column, or a multi-field of one.
+    `column` is "" for a field the mapping declares but no document has: it reads as NULL."""
 
     name: str
     column: str
     type: str
     multi: bool
+
+    @property
+    def sql(self) -> str:
+        """The field's value in SQL: its column, or a typed NULL when it has none."""
+        return ident(self.column) if self.column else f"NULL::{sql_type(self.type, self.multi)}"
 
 
 @dataclass
@@ -53,6 +60,9 @@ class IndexInfo:
     fields: dict[str, Column] = field(default_factory=dict)
     size_bytes: int = 0
     uuid: str = ""
+    # declared by the mapping but in no document: mapped (get_mappings, field names, queries
+    # read NULL) without a column, so they cost nothing to load or to scan
+    mapped: dict[str, FieldDef] = field(default_factory=dict)
 
     @property
     def concrete(self) -> str:
@@ -63,21 +73,35 @@ class IndexInfo:
         col = self.fields.get(name)
         if col is not None:
             return FieldRef(name, col.path, col.fdef.type, col.multi)
+        declared = self.mapped.get(name)
+        if declared is not None:
+            return FieldRef(name, "", declared.type, False)
         parent, _, sub = name.rpartition(".")
         col = self.fields.get(parent)
         if col is not None:
             for sub_name, sub_def in col.fdef.multi_fields:
                 if sub_name == sub:
                     return FieldRef(name, col.path, sub_def.type, col.multi)
+        declared = self.mapped.get(parent)
+        if declared is not None:
+            for sub_name, sub_def in declared.multi_fields:
+                if sub_name == sub:
+                    return FieldRef(name, "", sub_def.type, False)
         return None
 
-    def field_names(self) -> list[str]:
-        """Every searchable name: leaves and their multi-fields, sorted."""
+    def field_names(self, *, mapped: bool = True) -> list[str]:
+        """Every searchable name: leaves and their multi-fields, sorted (`mapped=False`: only
+        those with values)."""
         names: list[str] = []
-        for path, col in self.fields.items():
+        decls = [(p, c.fdef) for p, c in self.fields.items()] + (list(self.mapped.items()) if mapped else [])
+        for path, fdef in decls:
             names.append(path)
-            names.extend(f"{path}.{sub}" for sub, _ in col.fdef.multi_fields)
+            names.extend(f"{path}.{sub}" for sub, _ in fdef.multi_fields)
         return sorted(names)
+
+    def mapping(self) -> dict[str, FieldDef]:
+        """Every mapped leaf field, with or without values."""
+        return {**self.mapped, **{p: c.fdef for p, c in self.fields.items()}}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -89,6 +113,7 @@ class IndexInfo:
             "size_bytes": self.size_bytes,
             "uuid": self.uuid,
             "fields": {p: {"def": c.fdef.to_json(), "multi": c.multi} for p, c in self.fields.items()},
+            "mapped": {p: d.to_json() for p, d in self.mapped.items()},
         }
 
     @classmethod
@@ -105,6 +130,7 @@ class IndexInfo:
             fields=fields,
             size_bytes=int(obj.get("size_bytes", 0)),
             uuid=obj.get("uuid", ""),
+            mapped={p: FieldDef.from_json(d) for p, d in obj.get("mapped", {}).items()},
         )
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
+import gc
 import hashlib
 import json
 import os
@@ -41,24 +43,25 @@ def build_database(
     path = Path(path)
     started = time.perf_counter()
     explicit = mappings or {}
-    builders = group_docs(docs, lambda name: default_mapping(name, explicit.get(name)), progress)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     remove_quietly(tmp)
-    con = duckdb.connect(str(tmp))
-    try:
-        from .engine import register_udfs
+    with _collector_paused():
+        builders = group_docs(docs, lambda name: default_mapping(name, explicit.get(name)), progress)
+        con = duckdb.connect(str(tmp))
+        try:
+            from .engine import register_udfs
 
-        con.execute("SET TimeZone = 'UTC'")
-        con.execute("SET enable_progress_bar = false")
-        register_udfs(con)
-        catalog = build_into(con, builders)
-        con.execute("CHECKPOINT")
-    except BaseException:
+            con.execute("SET TimeZone = 'UTC'")
+            con.execute("SET enable_progress_bar = false")
+            register_udfs(con)
+            catalog = build_into(con, builders)
+            con.execute("CHECKPOINT")
+        except BaseException:
+            con.close()
+            remove_quietly(tmp)
+            raise
         con.close()
-        remove_quietly(tmp)
-        raise
-    con.close()
     malformed = {name: dict(sorted(b.malformed.items())) for name, b in builders.items()}
     fast = {name: b.fast_chunks for name, b in builders.items()}
     os.replace(tmp, path)
@@ -80,6 +83,19 @@ def build_database(
             for name, info in catalog.indices.items()
         },
     }
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Loading makes millions of short-lived acyclic objects (row tuples) while the caller
+    often holds millions of documents: each young collection would rescan them for nothing."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 class EmbeddedBackend:
@@ -238,18 +254,19 @@ def open_sources(specs: list[str], *, now: dt.datetime | None = None) -> Embedde
         for name, dpath, _ in parsed:
             yield from read_ndjson(name, dpath)
 
-    builders = group_docs(docs(), lambda n: default_mapping(n, mappings.get(n)))
-    for name in names:  # an empty file is still an index
-        if name not in builders:
-            from .build import TableBuilder
+    with _collector_paused():
+        builders = group_docs(docs(), lambda n: default_mapping(n, mappings.get(n)))
+        for name in names:  # an empty file is still an index
+            if name not in builders:
+                from .build import TableBuilder
 
-            builders[name] = TableBuilder(name, default_mapping(name, mappings.get(name)))
-    con = duckdb.connect(":memory:")
-    from .engine import register_udfs
+                builders[name] = TableBuilder(name, default_mapping(name, mappings.get(name)))
+        con = duckdb.connect(":memory:")
+        from .engine import register_udfs
 
-    con.execute("SET TimeZone = 'UTC'")
-    register_udfs(con)
-    catalog = build_into(con, builders)
+        con.execute("SET TimeZone = 'UTC'")
+        register_udfs(con)
+        catalog = build_into(con, builders)
     engine = Engine.from_connection(con, catalog)
     if now is not None:
         engine.now_fixed = now.astimezone(dt.timezone.utc).replace(tzinfo=None) if now.tzinfo else now

@@ -145,6 +145,7 @@ class Engine:
     relations: dict[str, str]
     now_fixed: dt.datetime | None = None
     lock: threading.RLock = field(default_factory=threading.RLock)
+    memo: dict[Any, Any] = field(default_factory=dict)  # translation work that depends on the catalog only
 
     @classmethod
     def open(
@@ -224,7 +225,10 @@ def _apply_overlay(
         base = catalog.indices.get(stream)
         ds = base.kind == "data_stream" if base else is_data_stream_name(stream)
         fixed = dict(base.fields) if base else {}
-        mapping = MappingSet(explicit={p: c.fdef for p, c in fixed.items()}, data_stream=ds, use_ecs=True)
+        declared = dict(base.mapped) if base else {}
+        mapping = MappingSet(
+            explicit={**declared, **{p: c.fdef for p, c in fixed.items()}}, data_stream=ds, use_ecs=True
+        )
         builder = TableBuilder(stream, mapping, fixed=fixed, fast=False)
         for doc_id, source in items:
             builder.add(doc_id, source)
@@ -245,6 +249,7 @@ def _apply_overlay(
             info = IndexInfo(
                 name=base.name, kind=base.kind, backing=base.backing, table=base.table,
                 count=base.count + len(items), fields=merged, size_bytes=base.size_bytes, uuid=base.uuid,
+                mapped={p: d for p, d in base.mapped.items() if p not in merged},
             )  # fmt: skip
         else:
             backing = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pytest_soclab.errors import SoclabError
@@ -136,8 +137,33 @@ def ecs_def(path: str) -> FieldDef | None:
     spec = ecs_fields().get(path)
     if spec is None or spec["type"] == "object":
         return None
+    return _def_of(spec)
+
+
+# Kibana's security alerts index (one per space): its mapping is Kibana's, declared up front.
+_ALERTS_INDEX = re.compile(r"^\.alerts-security\.alerts-[^*,]+$")
+
+
+def is_alerts_index(name: str) -> bool:
+    return bool(_ALERTS_INDEX.match(name))
+
+
+def _def_of(spec: dict[str, Any]) -> FieldDef:
     subs = tuple(sorted((name, FieldDef(t)) for name, t in (spec.get("multi_fields") or {}).items()))
     return FieldDef(spec["type"], ignore_above=spec.get("ignore_above"), multi_fields=subs)
+
+
+@lru_cache(maxsize=1)
+def alerts_fields() -> dict[str, FieldDef]:
+    """The mapping of `.alerts-security.alerts-<space>`: every ECS field plus the `kibana.*`
+    fields alerts carry (Kibana maps ECS whole into it, so any ECS field can be queried)."""
+    from pytest_soclab.corpus.fields import field_definitions
+
+    out = {p: _def_of(s) for p, s in ecs_fields().items() if s["type"] != "object"}
+    for path, spec in field_definitions().items():
+        if path.startswith("kibana.") and spec["type"] != "object":
+            out[path] = _def_of(spec)
+    return out
 
 
 def ecs_opaque_paths() -> frozenset[str]:
@@ -203,6 +229,9 @@ class MappingSet:
     dynamic: str = "true"
     data_stream: bool = True
     use_ecs: bool = True
+    # the explicit fields are in the index's mapping whether or not a document has them (an
+    # index created with a mapping, Kibana's alerts index); otherwise only the fields seen are
+    declared: bool = False
 
     def opaque_paths(self) -> frozenset[str]:
         paths = {p for p, d in self.explicit.items() if d.type in OPAQUE_TYPES}

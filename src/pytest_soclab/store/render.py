@@ -139,7 +139,7 @@ def field_values(info: IndexInfo, row: dict[str, Any], patterns: list[tuple[str,
     from .layout import datetime_to_ms
 
     out: dict[str, list[Any]] = {}
-    for name in info.field_names():
+    for name in info.field_names(mapped=False):  # a field without values renders nothing
         fmt = None
         matched = False
         for pat, pfmt in patterns:

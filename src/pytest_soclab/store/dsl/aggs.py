@@ -125,10 +125,10 @@ class DocsBuilder:
                 if ref is None:
                     cols.append(f"NULL::{target} AS {col.alias}")
                 elif col.multi and not ref.multi:
-                    c = ident(ref.column)
+                    c = ref.sql
                     cols.append(f"CASE WHEN {c} IS NULL THEN NULL ELSE [{c}::{_FAMILY_SQL[col.family]}] END AS {col.alias}")
                 else:
-                    cols.append(f"{ident(ref.column)}::{target} AS {col.alias}")
+                    cols.append(f"{ref.sql}::{target} AS {col.alias}")
             for alias, q in self.queries:
                 cols.append(f"({compile_query(q, plan.ctx, False).where}) AS {alias}")
             if self.source_cols is not None:
@@ -575,7 +575,7 @@ class _Runner:
             ref = plan.info.lookup(col.name)
             if ref is None:
                 continue
-            c = ident(ref.column)
+            c = ref.sql
             parts.append(f"SELECT DISTINCT unnest({c}) AS v FROM {plan.rel}" if ref.multi else
                          f"SELECT DISTINCT {c} AS v FROM {plan.rel} WHERE {c} IS NOT NULL")  # fmt: skip
         if not parts:

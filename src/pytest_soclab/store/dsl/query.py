@@ -84,7 +84,7 @@ def compile_query(query: Any, ctx: Ctx, scoring: bool = True) -> Compiled:
 
 
 def _col(ref: FieldRef) -> str:
-    return ident(ref.column)
+    return ref.sql
 
 
 def _any(ref: FieldRef, pred: Callable[[str], str]) -> str:

@@ -384,7 +384,7 @@ class _Compiler:
     def _col(self, ref: FieldRef) -> str:
         from ..sqlutil import ident
 
-        return ident(ref.column)
+        return ref.sql
 
     def _leaf(self, ref: FieldRef, t: Term) -> str:
         ctx = self.ctx

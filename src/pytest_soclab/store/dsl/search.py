@@ -288,7 +288,7 @@ def _field_sort_expr(plan: Plan, key: SortKey) -> tuple[str, str]:
     if ref.type in ("flattened", "nested", "geo_point", "binary"):
         raise shard_failure(plan.info.concrete, "illegal_argument_exception",
                             f"Field [{key.field}] of type [{ref.type}] does not support sorting")  # fmt: skip
-    col = ident(ref.column)
+    col = ref.sql
     if ref.multi:
         mode = key.mode or ("max" if key.desc else "min")
         fn = {"min": "list_min", "max": "list_max", "sum": "list_sum", "avg": "list_avg", "median": "list_median"}[mode]

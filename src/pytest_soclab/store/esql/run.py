@@ -42,6 +42,15 @@ def run(engine: Any, query: Any, *, params: list[Any] | None = None, columnar: b
     finally:
         engine.take_warnings(token)
         engine.take_warning_values(token)
+    if out.selected is not None:  # constant-NULL columns the SQL left out
+        width = len(out.cols)
+        full = []
+        for row in rows:
+            filled: list[Any] = [None] * width
+            for i, v in zip(out.selected, row):
+                filled[i] = v
+            full.append(tuple(filled))
+        rows = full
     columns = [{"name": c.name, "type": c.type} for c in out.cols]
     values = [[_render(c, v) for c, v in zip(out.cols, row)] for row in rows]
     if not out.cols:

@@ -8,6 +8,7 @@ as a verification_exception, as Elasticsearch does.
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,64 @@ class Rel:
 class Translated:
     sql: str
     cols: list[Col]
+    # positions of `cols` the SQL returns, when some columns are constant NULL and left out
+    selected: list[int] | None = None
+
+
+# Stands in the FROM selects for the NULL columns of mapped fields without values: only those
+# the query refers to are put there (an alerts index maps all of ECS, ~2,000 fields, and binding
+# them all costs DuckDB ~100 ms a query).
+_LAZY = "\x00lazy-nulls\x00"
+_ALIAS = re.compile(r"\bc\d+\b")
+
+
+FromColumn = tuple[str, str, bool, str, tuple[str, ...]]  # name, type, multi, origin, SQL per index
+
+
+def _from_columns(engine: Any, infos: list[IndexInfo]) -> list[FromColumn]:
+    """The columns of FROM over `infos`: ES|QL type, multi-valuedness, why unusable, and each
+    index's SQL for it. Kept per engine (its catalog is fixed once opened): an index mapping all
+    of ECS has ~2,000 fields to resolve."""
+    memo = getattr(engine, "memo", None)
+    key = ("esql-from", tuple(id(i) for i in infos))
+    if memo is not None and key in memo:
+        return memo[key]  # type: ignore[no-any-return]
+    union: dict[str, list[tuple[IndexInfo, Any]]] = {}
+    for info in infos:
+        for name in info.field_names():
+            ref = info.lookup(name)
+            if ref is not None:
+                union.setdefault(name, []).append((info, ref))
+    out: list[FromColumn] = []
+    for name in sorted(union):
+        entries = union[name]
+        types = {esql_type(r.type) for _, r in entries}
+        multi = any(r.multi for _, r in entries)
+        if len(types) > 1 or "unsupported" in types:
+            if len(types) > 1:
+                detail = ", ".join(f"[{t}] in [{', '.join(i.concrete for i, r in entries if esql_type(r.type) == t)}]" for t in sorted(types))
+                origin = f"Cannot use field [{name}] due to ambiguities being mapped as [{len(types)}] incompatible types: {detail}"
+            else:
+                origin = f"Cannot use field [{name}] with unsupported type [{entries[0][1].type}]"
+            out.append((name, "unsupported", False, origin, ("NULL::VARCHAR",) * len(infos)))
+            continue
+        t = types.pop()
+        target = SQL[t] + ("[]" if multi else "")
+        present = {i.name: r for i, r in entries}
+        sqls: list[str] = []
+        for info in infos:
+            ref = present.get(info.name)
+            if ref is None or not ref.column:
+                sqls.append(f"NULL::{target}")
+            elif multi and not ref.multi:
+                c = ref.sql
+                sqls.append(f"CASE WHEN {c} IS NULL THEN NULL ELSE [{c}::{SQL[t]}] END")
+            else:
+                sqls.append(f"{ref.sql}::{target}" if SQL[t] not in ("VARCHAR",) else ref.sql)
+        out.append((name, t, multi, "", tuple(sqls)))
+    if memo is not None:
+        memo[key] = out
+    return out
 
 
 class Translator:
@@ -52,6 +111,7 @@ class Translator:
         self.scope: dict[str, Col] = {}
         self.agg_results: dict[int, TE] = {}  # aggregate calls already computed (STATS)
         self.agg_key_scope = False  # resolving names after STATS grouping
+        self.lazy_nulls: dict[str, str] = {}  # alias -> its typed NULL, for FROM columns no index has
 
     # ------------------------------------------------------------------ entry
 
@@ -72,10 +132,16 @@ class Translator:
         limit = rel.limit if rel.limit is not None else DEFAULT_LIMIT
         limit = min(limit, MAX_LIMIT)
         del explicit_limit
-        select = ", ".join(f"{c.alias}" for c in rel.cols) or "NULL AS __none"
+        lazy = self.lazy_nulls
+        selected = [i for i, c in enumerate(rel.cols) if c.alias not in lazy]
+        select = ", ".join(rel.cols[i].alias for i in selected) or "NULL AS __none"
         order = f" ORDER BY {', '.join(rel.order)}" if rel.order else ""
         sql = f"SELECT {select} FROM ({rel.sql}) AS __final{order} LIMIT {limit}"
-        return Translated(sql, rel.cols)
+        if not lazy:
+            return Translated(sql.replace(_LAZY, ""), rel.cols)
+        used = sorted(set(_ALIAS.findall(sql.replace(_LAZY, ""))) & lazy.keys(), key=lambda a: int(a[1:]))
+        sql = sql.replace(_LAZY, "".join(f", {lazy[a]} AS {a}" for a in used))
+        return Translated(sql, rel.cols, None if len(selected) == len(rel.cols) else selected)
 
     def _raise(self) -> None:
         if self.ctx.problems:
@@ -110,49 +176,22 @@ class Translator:
                 meta.append(name)
         # full-text functions in the WHEREs right after FROM become per-index predicate columns
         ft_queries = self._collect_fulltext(commands)
-        union: dict[str, list[tuple[IndexInfo, Any]]] = {}
-        for info in infos:
-            for name in info.field_names():
-                ref = info.lookup(name)
-                if ref is not None:
-                    union.setdefault(name, []).append((info, ref))
         cols: list[Col] = []
         per_col_sql: list[dict[str, str]] = [dict() for _ in infos]
-        for name in sorted(union):
-            entries = union[name]
-            types = {esql_type(r.type) for _, r in entries}
-            multi = any(r.multi for _, r in entries)
+        for name, t, multi, origin, sqls in _from_columns(self.engine, infos):
             alias = self.ctx.alias()
-            if len(types) > 1 or "unsupported" in types:
-                if len(types) > 1:
-                    detail = ", ".join(f"[{t}] in [{', '.join(i.concrete for i, r in entries if esql_type(r.type) == t)}]" for t in sorted(types))
-                    origin = f"Cannot use field [{name}] due to ambiguities being mapped as [{len(types)}] incompatible types: {detail}"
-                else:
-                    origin = f"Cannot use field [{name}] with unsupported type [{entries[0][1].type}]"
-                cols.append(Col(name, "unsupported", alias, False, origin))
-                for k in range(len(infos)):
-                    per_col_sql[k][alias] = "NULL::VARCHAR"
-                continue
-            t = types.pop()
-            target = SQL[t] + ("[]" if multi else "")
-            cols.append(Col(name, t, alias, multi))
-            present = {i.name: r for i, r in entries}
-            for k, info in enumerate(infos):
-                ref = present.get(info.name)
-                if ref is None:
-                    per_col_sql[k][alias] = f"NULL::{target}"
-                elif multi and not ref.multi:
-                    c = ident(ref.column)
-                    per_col_sql[k][alias] = f"CASE WHEN {c} IS NULL THEN NULL ELSE [{c}::{SQL[t]}] END"
-                else:
-                    per_col_sql[k][alias] = f"{ident(ref.column)}::{target}" if SQL[t] not in ("VARCHAR",) else ident(ref.column)
+            cols.append(Col(name, t, alias, multi, origin))
+            if sqls[0].startswith("NULL::") and len(set(sqls)) == 1:
+                self.lazy_nulls[alias] = sqls[0]
+            for k, sql in enumerate(sqls):
+                per_col_sql[k][alias] = sql
         meta_cols: list[Col] = []
         for name in meta:
             t = {"_index": "keyword", "_id": "keyword", "_version": "long", "_score": "double"}[name]
             meta_cols.append(Col(name, t, self.ctx.alias(), False))
         selects = []
         for k, info in enumerate(infos):
-            parts = [f"{per_col_sql[k][c.alias]} AS {c.alias}" for c in cols]
+            parts = [f"{per_col_sql[k][c.alias]} AS {c.alias}" for c in cols if c.alias not in self.lazy_nulls]
             for mc in meta_cols:
                 if mc.name == "_index":
                     parts.append(f"{string(info.concrete)} AS {mc.alias}")
@@ -164,7 +203,7 @@ class Translator:
                     parts.append(f"({self._score_sql(info, ft_queries)})::DOUBLE AS {mc.alias}")
             for ft_id, (alias, dsl) in ft_queries.items():
                 parts.append(f"coalesce({self._fulltext_sql(info, dsl)}, FALSE) AS {alias}")
-            parts.append(f"{k} AS __idx, {ident(DOC_COL)} AS __doc")
+            parts.append(f"{k} AS __idx, {ident(DOC_COL)} AS __doc{_LAZY}")
             selects.append(f"SELECT {', '.join(parts)} FROM {self.engine.relation(info)}")
         if not selects:
             selects.append("SELECT NULL AS __none WHERE FALSE")
