@@ -158,6 +158,10 @@ class CaseLibrary:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise SoclabError(f"cannot create the case cache {self.cache_dir}: {exc.strerror or exc}") from None
+        from pytest_soclab.store.catalog import FORMAT_VERSION
+
+        # The store's format is part of the key: a store built by an older soclab is rebuilt, not reused.
+        key = hashlib.sha256(f"{key}:store-format-{FORMAT_VERSION}".encode()).hexdigest()
         db = self.cache_dir / f"{case_id}-{key[:16]}.duckdb"
         manifest_path = db.with_suffix(".json")
         with FileLock(str(self.cache_dir / f"{case_id}.lock")):
