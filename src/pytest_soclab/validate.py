@@ -472,7 +472,7 @@ def doc_problems(index: str, doc: dict[str, Any], info: CaseInfo | None = None) 
         if isinstance(value, list) and not spec.get("array") and name != "tags" and len(value) != 1:
             out.append((name, f"a list of {len(value)} values where ECS expects one"))
         for v in values:
-            if not _type_ok(spec["type"], v):
+            if not value_fits_type(spec["type"], v):
                 out.append((name, f"{v!r} is not a valid {spec['type']}"))
             elif isinstance(v, str) and spec.get("ignore_above") and len(v) > spec["ignore_above"]:
                 out.append(
@@ -554,7 +554,8 @@ def _get(doc: dict[str, Any], dotted: str) -> Any:
     return cur
 
 
-def _type_ok(ftype: str, value: Any) -> bool:
+def value_fits_type(ftype: str, value: Any) -> bool:
+    """Whether a document value fits an Elasticsearch field type (None fits any)."""
     if value is None:
         return True
     if ftype in ("keyword", "constant_keyword", "wildcard", "match_only_text", "text"):

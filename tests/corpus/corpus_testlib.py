@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from pytest_soclab.corpus.recipe import list_cases
 from pytest_soclab.models.task import Task
 from pytest_soclab.reference import ecs_fields
+from pytest_soclab.validate import value_fits_type
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"
@@ -34,7 +33,6 @@ def load_task(path: Path) -> Task:
 
 # Namespaces the integrations (or Kibana) own: their fields are not ECS and are not checked here.
 INTEGRATION_NAMESPACES = ("zeek.", "suricata.", "kibana.", "system.auth.")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 
 
 def _leaves(doc: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
@@ -50,27 +48,6 @@ def _leaves(doc: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
             out.append((key, v))
     return out
 
-
-def _ok(ftype: str, value: Any) -> bool:
-    if ftype in ("keyword", "constant_keyword", "wildcard", "match_only_text", "text", "flattened"):
-        return isinstance(value, str)
-    if ftype in ("long", "integer", "short", "byte", "unsigned_long"):
-        return isinstance(value, int) and not isinstance(value, bool)
-    if ftype in ("float", "double", "scaled_float", "half_float"):
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if ftype == "boolean":
-        return isinstance(value, bool)
-    if ftype == "date":
-        return isinstance(value, str) and bool(_DATE.match(value))
-    if ftype == "ip":
-        try:
-            ipaddress.ip_address(value)
-        except (ValueError, TypeError):
-            return False
-        return True
-    if ftype in ("object", "nested"):
-        return False  # an object field holds sub-fields, not a value
-    return False
 
 
 def check_doc(doc: dict[str, Any]) -> list[str]:
@@ -95,6 +72,6 @@ def check_doc(doc: dict[str, Any]) -> list[str]:
         if isinstance(value, list) and not spec.get("array") and name != "tags" and len(value) != 1:
             problems.append(f"{name}: a list where ECS expects one value")
         for v in values:
-            if not _ok(spec["type"], v):
+            if v is None or not value_fits_type(spec["type"], v):
                 problems.append(f"{name}: {v!r} is not a valid {spec['type']}")
     return problems

@@ -36,6 +36,7 @@ from urllib.parse import unquote_plus
 
 from pytest_soclab.agents.playbook import Analyst
 from pytest_soclab.errors import ToolError
+from pytest_soclab.models.common import flatten
 
 ALERTS = ".alerts-security.alerts-default"
 PROC = "logs-endpoint.events.process-default"
@@ -156,16 +157,6 @@ def _mask(text: str) -> str:
     return out
 
 
-def _flat(obj: Any, prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            key = f"{prefix}.{k}" if prefix else str(k)
-            if isinstance(v, dict):
-                out.update(_flat(v, key))
-            else:
-                out[key] = v
-    return out
 
 
 def rows_of(tool: str, result: Any) -> list[dict[str, Any]]:
@@ -179,7 +170,7 @@ def rows_of(tool: str, result: Any) -> list[dict[str, Any]]:
         out = []
         for h in (result.get("hits") or {}).get("hits", []) or []:
             if isinstance(h, dict):
-                row = _flat(h.get("_source") or {})
+                row = flatten(h.get("_source") or {})
                 row["_index"] = h.get("_index")
                 row["_id"] = h.get("_id")
                 out.append(row)

@@ -43,14 +43,16 @@ AllowedTools = list[str]
 DEFAULT_ALLOWED_TOOLS: list[str] = list(READ_TOOLS)
 
 
-def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested objects -> dotted keys (`{"host": {"name": x}}` -> `{"host.name": x}`); lists stay values."""
     out: dict[str, Any] = {}
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out.update(_flatten(v, key + "."))
-        else:
-            out[key] = v
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            key = f"{prefix}.{k}" if prefix else str(k)
+            if isinstance(v, dict):
+                out.update(flatten(v, key))
+            else:
+                out[key] = v
     return out
 
 
@@ -81,7 +83,7 @@ class ActionRef(Strict):
     def matches(self, tool: str, args: dict[str, Any]) -> bool:
         if tool != self.tool:
             return False
-        flat = _flatten(args)
+        flat = flatten(args)
         return all(_value_matches(p, flat.get(k, args.get(k))) for k, p in self.args.items())
 
     def label(self) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pytest_soclab.errors import ToolError
+from pytest_soclab.models.common import flatten
 
 PROC = "logs-endpoint.events.process-default"
 NET = "logs-endpoint.events.network-default"
@@ -139,13 +140,3 @@ def _drop_columns(query: str, cols: list[str]) -> str:
     return re.sub(r"KEEP ([^|]+)", fix, query)
 
 
-def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            key = f"{prefix}.{k}" if prefix else str(k)
-            if isinstance(v, dict):
-                out.update(flatten(v, key))
-            else:
-                out[key] = v
-    return out
