@@ -28,7 +28,7 @@ from typing import Any
 import regorus
 
 from pytest_soclab.guard.decision import denied, enforced_for, from_raw
-from pytest_soclab.guard.policy import DECISION_RULE, PolicyFile, clean_error, load_checked, new_engine
+from pytest_soclab.guard.policy import DECISION_RULE, ITEM_RULE, PolicyFile, clean_error, load_checked, new_engine
 from pytest_soclab.models.transcript import GuardDecision
 
 CONTEXT_KEYS: tuple[str, ...] = ("assets", "tooling")
@@ -37,8 +37,19 @@ CONTEXT_KEYS: tuple[str, ...] = ("assets", "tooling")
 class _ThreadState:
     def __init__(self, engine: regorus.Engine):
         self.engine = engine
-        # A private copy of the context now in the engine's data.
+        # Private copies of the context and scenario now in the engine's data.
         self.context: tuple[Any, ...] | None = None
+        self.scenario: Any = None
+
+
+def _item_values(engine: regorus.Engine) -> dict[str, Any] | None:
+    """The policy's per-item values for the context now in the engine, or None when they
+    cannot be computed (then every decision computes what it needs, and fails as it would)."""
+    try:
+        item = engine.eval_rule(ITEM_RULE)
+    except Exception:  # noqa: BLE001 - a value that errors is left to the decisions that need it
+        return None
+    return item if isinstance(item, dict) else None
 
 
 class RegorusGuard:
@@ -60,16 +71,24 @@ class RegorusGuard:
 
     def _send(self, st: _ThreadState, input: dict[str, Any]) -> None:
         ctx = tuple(input.get(k) for k in CONTEXT_KEYS)
-        if st.context is None or ctx != st.context:
+        scenario = input.get("scenario")
+        call_input = {k: v for k, v in input.items() if k not in CONTEXT_KEYS}
+        if st.context is None or ctx != st.context or scenario != st.scenario:
             st.context = None
             st.engine.clear_data()
             if self._data:
                 st.engine.add_data(self._data)
-            st.engine.add_data(
-                {"soclab": {"context": {k: v for k, v in zip(CONTEXT_KEYS, ctx) if v is not None}}}
-            )
-            st.context = copy.deepcopy(ctx)
-        st.engine.set_input({k: v for k, v in input.items() if k not in CONTEXT_KEYS})
+            context = {k: v for k, v in zip(CONTEXT_KEYS, ctx) if v is not None}
+            if isinstance(scenario, dict):
+                context["scenario"] = scenario
+            st.engine.add_data({"soclab": {"context": context}})
+            st.engine.set_input(call_input)
+            if isinstance(scenario, dict):
+                item = _item_values(st.engine)
+                if item is not None:
+                    st.engine.add_data({"soclab": {"context": {"item": item}}})
+            st.context, st.scenario = copy.deepcopy(ctx), copy.deepcopy(scenario)
+        st.engine.set_input(call_input)
 
     def decide(self, input: dict[str, Any]) -> GuardDecision:
         enforced = enforced_for(input) if isinstance(input, dict) else True
