@@ -64,9 +64,7 @@ scope_window_ns := time.parse_rfc3339_ns(scope_range.lte) - time.parse_rfc3339_n
 	is_string(scope_range.lte)
 }
 
-max_range_ns := v if {
-	v := item.max_range_ns[0]
-} else := computed_max_range_ns
+max_range_ns := item.max_range_ns[0]
 
 computed_max_range_ns := max([computed_config.min_range_ns, computed_config.max_range_factor * scope_window_ns])
 
@@ -173,15 +171,11 @@ unit_ns(u) := {
 	"w": 604800000000000, "M": 2592000000000000, "y": 31536000000000000,
 }[u]
 
-scope_lo := v if {
-	v := item.scope_lo[0]
-} else := computed_scope_lo
+scope_lo := item.scope_lo[0]
 
 computed_scope_lo := time.parse_rfc3339_ns(scope_range.gte) if is_string(scope_range.gte)
 
-scope_hi := v if {
-	v := item.scope_hi[0]
-} else := computed_scope_hi
+scope_hi := item.scope_hi[0]
 
 computed_scope_hi := time.parse_rfc3339_ns(scope_range.lte) if is_string(scope_range.lte)
 
@@ -196,9 +190,7 @@ human_ns(ns) := sprintf("%.1f days", [ns / 86400000000000])
 
 history := object.get(input, "history", {})
 
-call_budget := v if {
-	v := item.call_budget
-} else := computed_call_budget
+call_budget := item.call_budget
 
 computed_call_budget := n if {
 	n := object.get(input, ["scenario", "max_tool_calls"], null)

@@ -70,9 +70,7 @@ destructive_commands := {
 
 tamper_verbs := `(?i)(\bsystemctl\s+(stop|disable|mask|kill)\b|\bservice\s+\S+\s+stop\b|\b(pkill|killall|kill|rm|unlink|mv|chmod|chattr|truncate|userdel|usermod|deluser|taskkill)\b|\bpasswd\s+-l\b|\bcrontab\b[^|;&]*\s-r\b|\bsed\s+-i\b|(^|[^>])>\s*/)`
 
-tooling_names := v if {
-	v := item.tooling_names
-} else := computed_tooling_names
+tooling_names := item.tooling_names
 
 computed_tooling_names := (computed_tooling_processes | computed_tooling_users) | {lower(p) | some p in computed_tooling_paths}
 
@@ -114,9 +112,7 @@ target_pid_label := object.get(args, "pid", object.get(args, "entity_id", "?"))
 # Blocking an address the business depends on (the payment gateway, the package
 # mirrors, the telemetry endpoint) is an outage, whatever an alert says about it:
 # scenario.scope.business_critical_ips lists them. A CIDR block covering one counts.
-business_critical_ips := v if {
-	v := item.business_critical_ips
-} else := computed_business_critical_ips
+business_critical_ips := item.business_critical_ips
 
 computed_business_critical_ips := {x | some x in object.get(input, ["scenario", "scope", "business_critical_ips"], []); is_string(x)}
 

@@ -128,7 +128,9 @@ encoded_blob(s) if count(blobs(s)) > 0
 # ---- DNS tunnelling: data packed into a long label --------------------------------------
 
 exfil_deny contains {"id": "exfil.dns_label", "reason": sprintf("%s argument names %q, whose long encoded label looks like data tunnelled through DNS", [tool, name])} if {
-	regex.match(`[A-Za-z0-9]{20}`, args_text) # cheap pre-check before the costly search
+	# cheap pre-checks before the costly search: its label is followed by a dot
+	regex.match(sprintf(`(?i)[a-z0-9]{%d}\.`, [config.min_dns_label]), args_text)
+	regex.match(`[A-Za-z0-9]{20}`, args_text)
 	some m in regex.find_all_string_submatch_n(sprintf(`(?i)(^|[^a-z0-9.-])((?:[a-z0-9-]+\.)*[a-z0-9]{%d,}\.(?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*[a-z0-9])`, [config.min_dns_label]), args_text, -1)
 	name := lower(m[2])
 	some label in split(name, ".")

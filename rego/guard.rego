@@ -140,24 +140,18 @@ deny contains {"id": "policy.unknown_tool", "reason": sprintf("unknown tool %q",
 # to the scenario it was computed for (data.soclab.context.scenario) and the estate
 # it was computed from (data.soclab.context.assets / tooling). A decision uses it only
 # when its own input.scenario is that scenario and its input carries no estate of its
-# own; otherwise (opa, the unit tests, another scenario) each value below is computed
-# from the input as it is needed, by the same expressions.
+# own; otherwise (opa, the unit tests, another scenario) `item` is computed for the
+# decision, by the same rules (item_values: the computed_* rules).
 
 context := c if {
 	c := data.soclab.context
 } else := {}
 
-item_ok if {
-	_ = context.item
-	input.scenario == context.scenario
-	not input_has_estate
-}
-
-input_has_estate if _ = input.assets
-
-input_has_estate if _ = input.tooling
-
-item := context.item if item_ok
+item := i if {
+	i := data.soclab.context.item
+	input.scenario == data.soclab.context.scenario
+	count(object.filter(input, ["assets", "tooling"])) == 0 # the estate comes from the context
+} else := item_values
 
 item_values := {
 	"config": computed_config,
@@ -169,7 +163,7 @@ item_values := {
 	"allowed_domains": computed_allowed_domains,
 	"asset_names": computed_asset_names,
 	"asset_ips": computed_asset_ips,
-	"asset_by_lower": computed_asset_by_lower,
+	"asset_keys": computed_asset_keys,
 	"tooling_processes": computed_tooling_processes,
 	"tooling_paths": computed_tooling_paths,
 	"tooling_users": computed_tooling_users,
@@ -182,9 +176,7 @@ item_values := {
 	"max_range_ns": [x | x := computed_max_range_ns],
 }
 
-config := v if {
-	v := item.config
-} else := computed_config
+config := item.config
 
 computed_config := object.union(default_config, object.get(data, ["soclab", "config"], {}))
 
@@ -293,28 +285,25 @@ assets := a if {
 asset(name) := a if {
 	a := assets[name]
 } else := a if {
-	item_ok
-	a := item.asset_by_lower[lower(name)]
-} else := a if {
-	not item_ok
 	a := assets[lower(name)]
 } else := a if {
-	not item_ok
-	some k, a in assets
-	lower(k) == lower(name)
+	some k in item.asset_keys[lower(name)]
+	a := assets[k]
 } else := null
 
-computed_asset_by_lower := {lower(k): a | some k, a in assets}
+# Lowered name -> the asset names that are not lower case and lower to it (the only
+# ones the two direct lookups above can miss).
+computed_asset_keys := {lk: {k | some k, _ in assets; lower(k) == lk} |
+	some k0, _ in assets
+	lk := lower(k0)
+	lk != k0
+}
 
-asset_ips := v if {
-	v := item.asset_ips
-} else := computed_asset_ips
+asset_ips := item.asset_ips
 
 computed_asset_ips := {ip | some a in assets; some ip in object.get(a, "ips", []); is_string(ip)}
 
-asset_names := v if {
-	v := item.asset_names
-} else := computed_asset_names
+asset_names := item.asset_names
 
 computed_asset_names := lower_set(object.keys(assets))
 
@@ -322,29 +311,21 @@ tooling := t if {
 	t := input.tooling
 } else := object.get(context, "tooling", {})
 
-tooling_processes := v if {
-	v := item.tooling_processes
-} else := computed_tooling_processes
+tooling_processes := item.tooling_processes
 
 computed_tooling_processes := lower_set(object.get(tooling, "processes", []))
 
-tooling_paths := v if {
-	v := item.tooling_paths
-} else := computed_tooling_paths
+tooling_paths := item.tooling_paths
 
 computed_tooling_paths := {p | some p in object.get(tooling, "paths", []); is_string(p)}
 
-tooling_users := v if {
-	v := item.tooling_users
-} else := computed_tooling_users
+tooling_users := item.tooling_users
 
 computed_tooling_users := lower_set(object.get(tooling, "users", []))
 
 tooling_pids := object.get(tooling, "pids", [])
 
-allowed_domains := v if {
-	v := item.allowed_domains
-} else := computed_allowed_domains
+allowed_domains := item.allowed_domains
 
 computed_allowed_domains := lower_set(object.get(input, ["scenario", "scope", "allowed_domains"], []))
 

@@ -7,9 +7,7 @@ package soclab.guard
 
 import rego.v1
 
-scope_indices := v if {
-	v := item.scope_indices
-} else := computed_scope_indices
+scope_indices := item.scope_indices
 
 computed_scope_indices := [s | some s in object.get(input, ["scenario", "scope", "indices"], []); is_string(s)]
 
@@ -73,9 +71,17 @@ index_exprs contains e if {
 	some e, _ in o
 }
 
+# (Sources that are all clean names have no rule to answer: see clean_names.)
 index_exprs contains concat(",", [s | some s in esql_sources]) if {
 	tool == "esql_query"
 	count(esql_sources) > 0
+	not esql_sources_clean
+}
+
+esql_sources_clean if {
+	every s in esql_sources {
+		s in clean_names
+	}
 }
 
 index_exprs contains e if {
@@ -214,8 +220,7 @@ selector(parts) := parts[1] if {
 } else := "data"
 
 # A scope entry without glob syntax matches only itself: a native membership test
-# replaces its glob.match (the per-item values sort the entries into the two kinds;
-# computed per call, every entry is a glob).
+# replaces its glob.match (the per-item values sort the entries into the two kinds).
 in_scope(name) := true if {
 	name in scope_literals
 } else := true if {
@@ -223,13 +228,9 @@ in_scope(name) := true if {
 	glob.match(s, null, name)
 }
 
-scope_literals := v if {
-	v := item.scope_literals
-} else := set()
+scope_literals := item.scope_literals
 
-scope_globs := v if {
-	v := item.scope_globs
-} else := scope_indices
+scope_globs := item.scope_globs
 
 computed_scope_literals := {s | some s in computed_scope_indices; not glob_syntax(s)}
 
@@ -240,10 +241,8 @@ glob_syntax(s) if regex.match(`[*?\[\]{}\\!]`, s)
 # Names that name no rule: scope entries without glob syntax that are not hidden
 # (other than the alerts stream), remote, date math, "everything" or in another
 # namespace. An inclusion naming one of them (selecting its data) needs no further
-# check. Computed per call, nothing is taken for clean.
-clean_names := v if {
-	v := item.clean_names
-} else := set()
+# check.
+clean_names := item.clean_names
 
 computed_clean_names := {n |
 	some n in computed_scope_literals
@@ -268,7 +267,14 @@ name_flagged(n) if date_math(n)
 
 name_flagged(n) if {
 	startswith(n, ".")
-	not hidden_allowed(n)
+	not computed_hidden_allowed(n)
+}
+
+# hidden_allowed and in_scope from the computed scope (these feed the per-item values)
+computed_hidden_allowed(name) if {
+	startswith(name, ".alerts-security.alerts-")
+	some s in computed_scope_indices
+	glob.match(s, null, name)
 }
 
 name_flagged(n) if {
@@ -341,9 +347,7 @@ index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q is o
 # (or environments) apart by namespace: logs-*-globex is inside logs-* yet is someone
 # else's telemetry. When the case's own streams are named in scope.indices, an
 # inclusion that fixes a namespace must use one of theirs.
-scope_namespaces := v if {
-	v := item.scope_namespaces
-} else := computed_scope_namespaces
+scope_namespaces := item.scope_namespaces
 
 computed_scope_namespaces := {ns |
 	some s in computed_scope_indices
