@@ -61,8 +61,10 @@ STREAMS = [
     "logs-system.auth-default",
     ".alerts-security.alerts-default",
 ]
+# As a built case's scope reads (CaseLibrary(...).get(case).scope()): the alerts stream,
+# logs-*, and each data stream the case holds.
 SCOPE = {
-    "indices": ["logs-*", ".alerts-security.alerts-default", "logs-ti_*"],
+    "indices": ["logs-*", *STREAMS, "logs-ti_*"],
     "time_range": {"gte": "2026-03-02T00:00:00Z", "lte": "2026-03-04T00:00:00Z"},
     "allowed_domains": ["elastic.example.internal", "corp.example"],
 }

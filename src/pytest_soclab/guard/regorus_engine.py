@@ -75,18 +75,20 @@ class RegorusGuard:
         call_input = {k: v for k, v in input.items() if k not in CONTEXT_KEYS}
         if st.context is None or ctx != st.context or scenario != st.scenario:
             st.context = None
-            st.engine.clear_data()
-            if self._data:
-                st.engine.add_data(self._data)
             context = {k: v for k, v in zip(CONTEXT_KEYS, ctx) if v is not None}
             if isinstance(scenario, dict):
                 context["scenario"] = scenario
-            st.engine.add_data({"soclab": {"context": context}})
-            st.engine.set_input(call_input)
-            if isinstance(scenario, dict):
+                # Computed from the whole input (the estate in it) before the data
+                # changes: regorus prepares itself again (~2 ms) at the first evaluation
+                # after any change of its data, so the data changes once per item.
+                st.engine.set_input(input)
                 item = _item_values(st.engine)
                 if item is not None:
-                    st.engine.add_data({"soclab": {"context": {"item": item}}})
+                    context["item"] = item
+            st.engine.clear_data()
+            if self._data:
+                st.engine.add_data(self._data)
+            st.engine.add_data({"soclab": {"context": context}})
             st.context, st.scenario = copy.deepcopy(ctx), copy.deepcopy(scenario)
         st.engine.set_input(call_input)
 
