@@ -190,17 +190,15 @@ human_ns(ns) := sprintf("%.1f days", [ns / 86400000000000])
 
 history := object.get(input, "history", {})
 
-call_budget := item.call_budget
-
 computed_call_budget := n if {
 	n := object.get(input, ["scenario", "max_tool_calls"], null)
 	is_number(n)
 } else := computed_config.max_calls
 
-budget_deny contains {"id": "cost.call_budget", "reason": sprintf("this would be tool call %d; the budget is %d calls per investigation", [calls + 1, call_budget])} if {
+budget_deny contains {"id": "cost.call_budget", "reason": sprintf("this would be tool call %d; the budget is %d calls per investigation", [calls + 1, item.call_budget])} if {
 	tool != "submit_report"
 	calls := object.get(history, "calls", 0)
-	calls >= call_budget
+	calls >= item.call_budget
 }
 
 budget_deny contains {"id": "cost.row_budget", "reason": sprintf("%d rows already returned; the budget is %d per investigation", [rows, config.max_rows])} if {

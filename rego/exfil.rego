@@ -18,7 +18,7 @@ import rego.v1
 
 # Every string of the arguments, keys and values, in one text (JSON escapes of
 # quotes and line breaks undone so they separate tokens as they do in the value).
-args_text := strings.replace_n({"\\n": " ", "\\t": " ", "\\r": " ", "\\\"": "\""}, args_json) if kind in {"action", "read"}
+args_text := strings.replace_n({"\\n": " ", "\\t": " ", "\\r": " ", "\\\"": "\""}, json.marshal(args)) if kind in {"action", "read"}
 
 url_re := `(?i)\b([a-z][a-z0-9+.-]{1,15})://(?:[^\s/?#@"'<>\\]*@)?(\[[0-9a-f:.]+\]|[^\s/?#:"'<>\\|,;()\[\]{}]+)([^\s"'<>\\]*)`
 
@@ -29,20 +29,16 @@ urls contains {"url": m[0], "host": lower(trim(m[2], "[]")), "rest": m[3]} if {
 
 emails contains {"address": lower(m[0]), "domain": lower(m[1])} if {
 	contains(args_text, "@")
-	email_possible
+	# the "@" of an address is followed by a domain label and a dot: see below
+	contains(strings.replace_n({"@timestamp\"": "", "@timestamp ": "", "@timestamp,": "", "@timestamp)": ""}, args_text), "@")
 	some m in regex.find_all_string_submatch_n(`(?i)\b[a-z0-9._%+-]+@((?:[a-z0-9-]+\.)+[a-z]{2,63})\b`, args_text, -1)
 }
 
-# The "@" of an address is followed by a domain label and a dot. Field references like
-# @timestamp (in every time-bounded query) are followed by a quote, a space or an
-# operator: with those taken out, a text without any other "@" holds no address, and
-# the regular expression need not run.
-email_possible if {
-	contains(strings.replace_n(not_an_address, args_text), "@")
-}
-
-# (the common followers only: any other leaves the "@" in, and the regex runs)
-not_an_address := {"@timestamp\"": "", "@timestamp ": "", "@timestamp,": "", "@timestamp)": ""}
+# Addresses: the "@" of an address is followed by a domain label and a dot. Field
+# references like @timestamp (in every time-bounded query) are followed by a quote, a
+# space, a comma or a parenthesis: with those taken out, a text without any other "@"
+# holds no address, and the regular expression need not run. (Any other follower
+# leaves the "@" in, and the regular expression runs.)
 
 fqdn_re := `(?i)(^|[^a-z0-9_./@-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9])`
 

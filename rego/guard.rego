@@ -62,10 +62,6 @@ kind := "read" if {
 
 args := object.get(input, "args", {})
 
-# The arguments as one JSON text: scanning it with one regular expression is far
-# cheaper than walking every string (keys and values alike are in it).
-args_json := json.marshal(args)
-
 body := object.get(args, "body", {})
 
 body_json := json.marshal(body)

@@ -71,7 +71,7 @@ index_exprs contains e if {
 	some e, _ in o
 }
 
-# (Sources that are all clean names have no rule to answer: see clean_names.)
+# (Sources that are all clean names have no rule to answer: see computed_clean_names.)
 index_exprs contains concat(",", [s | some s in esql_sources]) if {
 	tool == "esql_query"
 	count(esql_sources) > 0
@@ -80,7 +80,7 @@ index_exprs contains concat(",", [s | some s in esql_sources]) if {
 
 esql_sources_clean if {
 	every s in esql_sources {
-		s in clean_names
+		s in item.clean_names
 	}
 }
 
@@ -132,7 +132,7 @@ esql_source_words := array.slice(esql_first_command, 1, count(esql_first_command
 # that runs the query), else from the text.
 esql_parsed if is_array(input.esql.sources)
 
-esql_sources := input.esql.sources if esql_parsed
+esql_sources := input.esql.sources if is_array(input.esql.sources)
 
 else := esql_scanned_sources
 
@@ -187,9 +187,9 @@ inclusions(e) := [i |
 ]
 
 # Each string expression with its inclusions, computed once per decision. An
-# expression that is one clean name (see clean_names) has itself as its only
+# expression that is one clean name (see computed_clean_names) has itself as its only
 # inclusion, and no rule to answer: it is left out.
-expr_inclusions := {e: inclusions(e) | some e in index_exprs; is_string(e); not e in clean_names}
+expr_inclusions := {e: inclusions(e) | some e in index_exprs; is_string(e); not e in item.clean_names}
 
 # Every inclusion of every expression that some rule must look at, parsed once per
 # decision: item (as written), name (a ::selector removed) and selector. (An
@@ -202,7 +202,7 @@ checked_items contains {"expr": e, "item": i, "name": parts[0], "selector": sele
 }
 
 clean_parts(parts) if {
-	parts[0] in clean_names
+	parts[0] in item.clean_names
 	selector(parts) == "data"
 }
 
@@ -242,8 +242,6 @@ glob_syntax(s) if regex.match(`[*?\[\]{}\\!]`, s)
 # (other than the alerts stream), remote, date math, "everything" or in another
 # namespace. An inclusion naming one of them (selecting its data) needs no further
 # check.
-clean_names := item.clean_names
-
 computed_clean_names := {n |
 	some n in computed_scope_literals
 	simple_name(n)
