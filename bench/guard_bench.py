@@ -473,9 +473,9 @@ def simulator_overhead(case: Any, guard: Any, runs: list[Any], n_calls: int) -> 
         "added_pct_of_total": round(100 * (sum(with_g) - sum(without)) / sum(without), 2),
         "added_pct_of_median": round(100 * (med_g - med_n) / med_n, 2),
         "added_pct_cpu_total": round(100 * (sum(with_cpu) - sum(without_cpu)) / sum(without_cpu), 2),
-        "decide_pct_of_call_without_guard": round(100 * statistics.fmean(decide_us) / statistics.fmean(without), 2)
-        if decide_us
-        else None,
+        "decide_pct_of_call_without_guard": (
+            round(100 * statistics.fmean(decide_us) / statistics.fmean(without), 2) if decide_us else None
+        ),
     }
 
 
@@ -535,11 +535,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:9s} {r}")
             continue
         print(
-            f"{name}\n  wall: median {r['median_us']:8.1f} us  p90 {r['p90_us']:8.1f} us  p99 {r['p99_us']:8.1f} us  "
-            f"max {r['max_us']:8.1f} us  {r['decisions_per_s']:6d}/s"
+            f"{name}\n  wall: median {r['median_us']:8.1f} us  p90 {r['p90_us']:8.1f} us  "
+            f"p99 {r['p99_us']:8.1f} us  max {r['max_us']:8.1f} us  {r['decisions_per_s']:6d}/s"
         )
         print(
-            f"  cpu:  median {r['cpu_median_us']:8.1f} us  p90 {r['cpu_p90_us']:8.1f} us  p99 {r['cpu_p99_us']:8.1f} us  "
+            f"  cpu:  median {r['cpu_median_us']:8.1f} us  p90 {r['cpu_p90_us']:8.1f} us  "
+            f"p99 {r['cpu_p99_us']:8.1f} us  "
             f"allowed {r['allowed']} denied {r['denied']} errors {r['errors']}"
         )
         print("  cpu median by tool:", json.dumps(r["cpu_median_us_by_tool"]))
@@ -562,16 +563,25 @@ def main(argv: list[str] | None = None) -> int:
         sim["scale"] = a.scale
         report["simulator"] = sim
         print(
-            f"simulator ({sim['case']}, scale {a.scale}, {sim['calls']} calls from {sim['investigations_recorded']} recorded investigations):\n"
-            f"  per call, wall: median {sim['median_us_with_guard']:.0f} us with the guard, {sim['median_us_without_guard']:.0f} us without; "
-            f"mean {sim['mean_us_with_guard']:.0f} vs {sim['mean_us_without_guard']:.0f} us\n"
-            f"  guard decision: median {sim['guard_decide_median_us']} us, mean {sim['guard_decide_mean_us']} us\n"
-            f"  the guard adds {sim['added_pct_of_total']} % of the total time ({sim['added_pct_cpu_total']} % CPU), "
-            f"{sim['added_pct_of_median']} % of the median call; decisions alone: {sim['decide_pct_of_call_without_guard']} %"
+            f"simulator ({sim['case']}, scale {a.scale}, {sim['calls']} calls "
+            f"from {sim['investigations_recorded']} recorded investigations):"
+        )
+        print(
+            f"  per call, wall: median {sim['median_us_with_guard']:.0f} us with the guard, "
+            f"{sim['median_us_without_guard']:.0f} us without; "
+            f"mean {sim['mean_us_with_guard']:.0f} vs {sim['mean_us_without_guard']:.0f} us"
+        )
+        med, mean = sim["guard_decide_median_us"], sim["guard_decide_mean_us"]
+        print(f"  guard decision: median {med} us, mean {mean} us")
+        print(
+            f"  the guard adds {sim['added_pct_of_total']} % of the total time "
+            f"({sim['added_pct_cpu_total']} % CPU), {sim['added_pct_of_median']} % of the median call; "
+            f"decisions alone: {sim['decide_pct_of_call_without_guard']} %"
         )
     guard.close()
     report["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-    print(f"load average: start {report['load_average_start']}, end {report['load_average_end']} ({os.cpu_count()} cpus)")
+    start, end = report["load_average_start"], report["load_average_end"]
+    print(f"load average: start {start}, end {end} ({os.cpu_count()} cpus)")
     if a.json:
         a.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0

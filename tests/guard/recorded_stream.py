@@ -51,7 +51,8 @@ def main(policy_dir: str) -> None:
     g = load_guard(Path(policy_dir))
     out = [digest(d.allow, d.rule_ids, d.reasons, d.error) for d in map(g.decide, stream())]
     g.close()
-    json.dump({"seed": SEED, "calls": CALLS, "decisions": out}, sys.stdout, indent=None, separators=(",", ":"))
+    doc = {"seed": SEED, "calls": CALLS, "decisions": out}
+    json.dump(doc, sys.stdout, indent=None, separators=(",", ":"))
     sys.stdout.write("\n")
 
 
