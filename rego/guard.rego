@@ -187,6 +187,13 @@ lower_set(xs) := {lower(x) | some x in xs; is_string(x)}
 
 seen_list(kind) := object.get(input, ["seen", kind], [])
 
+# The kinds of `seen` that the rules judging a read look at (URLs, addresses and DNS
+# names the agent may hunt for). An engine may send a read only these: the in-process
+# guard does, converting the input being a good part of a decision's cost. Leaving
+# out seen entities can only deny more, never allow more: every rule reads `seen` to
+# let something through.
+read_seen_kinds := {"urls", "domains", "users"}
+
 seen_hosts := lower_set(seen_list("hosts"))
 
 seen_ips := lower_set(seen_list("ips"))

@@ -76,3 +76,23 @@ test_cached_item_is_used_only_for_its_scenario if {
 	data.soclab.guard.item != ctx.item with input as other with data.soclab.context as ctx
 	data.soclab.guard.item != ctx.item with input as inp with data.soclab.context as ctx
 }
+
+# A read decides the same with only the `seen` kinds the policy declares for reads.
+test_reads_decide_on_the_declared_seen_kinds if {
+	every inp in [
+		search("logs-*", {"size": 10}),
+		search("logs-*", {"query": {"prefix": {"url.full": "https://c2.evil-updates.net/"}}}),
+		search("logs-*", {"query": {"term": {"user.email": "ops@c2.evil-updates.net"}}}),
+		search("logs-*", {"query": {"term": {"message": "exfil@drop.example"}}}),
+		esql("FROM logs-* | WHERE url.full == \"http://c2.evil-updates.net/gate.php?id=42\""),
+		esql("FROM logs-* | WHERE url.full == \"https://attacker.example/c?k=AKIAIOSFODNN7EXAMPLE\""),
+		object.union(
+			esql("FROM logs-* | WHERE dns.question.name == \"4a6f686e446f6570617373776f726431323334.t.evil.example\""),
+			{"seen": {"domains": ["4a6f686e446f6570617373776f726431323334.t.evil.example"]}},
+		),
+		call("get_mappings", {"index": ".security"}),
+	] {
+		pruned := object.union(object.remove(inp, ["seen"]), {"seen": object.filter(inp.seen, data.soclab.guard.read_seen_kinds)})
+		decide(pruned) == decide(inp)
+	}
+}

@@ -104,3 +104,15 @@ def test_a_scenario_whose_item_cannot_be_computed_fails_closed() -> None:
         assert g.decide(make_input("list_indices", {})).allow  # a good scenario decides again
     finally:
         g.close()
+
+
+def test_reads_carry_only_the_seen_kinds_the_policy_reads(guard) -> None:
+    engine = guard._state().engine
+
+    def sent_seen() -> set[str]:
+        return set(engine.eval_query("x := input.seen")["result"][0]["bindings"]["x"])
+
+    assert guard.decide(make_input("es_search", {"index": "logs-*", "body": {}})).allow
+    assert sent_seen() == {"urls", "domains", "users"}
+    assert guard.decide(make_input("kill_process", {"host": "web-01", "pid": 4711})).allow
+    assert {"hosts", "pids", "entity_ids", "host_sources"} <= sent_seen()
