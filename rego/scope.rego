@@ -268,19 +268,18 @@ name_flagged(n) if {
 	not computed_hidden_allowed(n)
 }
 
-# hidden_allowed and in_scope from the computed scope (these feed the per-item values)
-computed_hidden_allowed(name) if {
-	startswith(name, ".alerts-security.alerts-")
-	some s in computed_scope_indices
-	glob.match(s, null, name)
-}
-
 name_flagged(n) if {
 	count(computed_scope_namespaces) > 0
 	ns := stream_namespace(n)
 	not ns in computed_scope_namespaces
 }
 
+# hidden_allowed, from the computed scope (this feeds the per-item values)
+computed_hidden_allowed(name) if {
+	startswith(name, ".alerts-security.alerts-")
+	some s in computed_scope_indices
+	glob.match(s, null, name)
+}
 
 index_deny contains {"id": "scope.all_indices", "reason": sprintf("%s: index expression %q reaches every index; name the case's data streams instead (%s)", [tool, e, concat(", ", scope_indices)])} if {
 	some e, incl in expr_inclusions
