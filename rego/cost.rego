@@ -89,6 +89,7 @@ time_ranges contains {"lo": lo, "hi": hi} if {
 
 # ES|QL: @timestamp compared with literal timestamps or NOW() - <n> <unit>.
 time_ranges contains {"lo": lo, "hi": hi} if {
+	tool == "esql_query"
 	contains(esql_lower, "@timestamp")
 	esql_compares # the pattern needs a < or >: a cheap test before the regex
 	cmps := regex.find_all_string_submatch_n(`(?i)@timestamp\s*(>=|>|<=|<)\s*(?:to_datetime\s*\(\s*)?(?:"([^"]+)"|now\s*\(\s*\)\s*-\s*([0-9]+)\s*([a-z]+))`, esql_clean, -1)
