@@ -27,16 +27,26 @@ search_deny contains {"id": "cost.agg_size", "reason": sprintf("aggregation %s =
 	tool == "es_search"
 	some key in {"aggs", "aggregations"}
 	aggs := body[key]
-	some m in regex.find_all_string_submatch_n(`(^|[^\\])"(size|shard_size)":(-?[0-9.eE+]+|"[^"]*"|true|false|null|\{|\[)`, json.marshal(aggs), -1)
+	aggs_json := json.marshal(aggs)
+	contains(aggs_json, "size\":") # both keys end so: a cheap test before the regex
+	some m in regex.find_all_string_submatch_n(`(^|[^\\])"(size|shard_size)":(-?[0-9.eE+]+|"[^"]*"|true|false|null|\{|\[)`, aggs_json, -1)
 	not within(json.unmarshal(m[3]), config.max_agg_size)
 }
 
 esql_deny contains {"id": "cost.esql_limit", "reason": sprintf("ES|QL LIMIT %v is over the limit of %d rows; aggregate with STATS or page by time instead", [n, config.max_esql_limit])} if {
-	contains(esql_lower, "limit")
-	some cmd in esql_commands
-	cmd[0] == "limit"
-	n := to_number(cmd[1])
+	some n in esql_limits
 	n > config.max_esql_limit
+}
+
+# The n of every LIMIT n command (the commands as esql_commands splits them; only the
+# segments that mention "limit" are split into words).
+esql_limits contains n if {
+	contains(esql_lower, "limit")
+	some i, segment in split(lower(esql_clean), "|")
+	contains(segment, "limit")
+	words := esql_words(esql_segments[i])
+	lower(words[0]) == "limit"
+	n := to_number(words[1])
 }
 
 within(n, limit) if {
@@ -54,17 +64,17 @@ scope_window_ns := time.parse_rfc3339_ns(scope_range.lte) - time.parse_rfc3339_n
 	is_string(scope_range.lte)
 }
 
-max_range_ns := max([config.min_range_ns, config.max_range_factor * scope_window_ns])
+max_range_ns := item.max_range_ns[0]
+
+computed_max_range_ns := max([computed_config.min_range_ns, computed_config.max_range_factor * scope_window_ns])
 
 # @timestamp ranges in a search body (range queries anywhere under query / post_filter),
 # found in the body's JSON text: {"range":{"@timestamp":{...}}} (keys are sorted).
 # String functions, not regular expressions: they cost a fraction as much.
-range_marker := "\"range\":{\"@timestamp\":{"
-
 time_ranges contains {"lo": lo, "hi": hi} if {
 	tool == "es_search"
-	contains(body_json, range_marker)
-	some i, part in split(body_json, range_marker)
+	contains(body_json, "\"range\":{\"@timestamp\":{")
+	some i, part in split(body_json, "\"range\":{\"@timestamp\":{")
 	i > 0
 	bounds := {k: v |
 		some kv in split(split(part, "}")[0], ",")
@@ -79,7 +89,9 @@ time_ranges contains {"lo": lo, "hi": hi} if {
 
 # ES|QL: @timestamp compared with literal timestamps or NOW() - <n> <unit>.
 time_ranges contains {"lo": lo, "hi": hi} if {
+	tool == "esql_query"
 	contains(esql_lower, "@timestamp")
+	esql_compares # the pattern needs a < or >: a cheap test before the regex
 	cmps := regex.find_all_string_submatch_n(`(?i)@timestamp\s*(>=|>|<=|<)\s*(?:to_datetime\s*\(\s*)?(?:"([^"]+)"|now\s*\(\s*\)\s*-\s*([0-9]+)\s*([a-z]+))`, esql_clean, -1)
 	los := [t | some m in cmps; startswith(m[1], ">"); t := esql_bound(m, "lo")]
 	his := [t | some m in cmps; startswith(m[1], "<"); t := esql_bound(m, "hi")]
@@ -87,6 +99,10 @@ time_ranges contains {"lo": lo, "hi": hi} if {
 	lo := max(los)
 	hi := upper_bound(his)
 }
+
+esql_compares if contains(esql_clean, ">")
+
+esql_compares if contains(esql_clean, "<")
 
 esql_bound(m, side) := bound_ns(m[2], side) if m[2] != ""
 
@@ -99,19 +115,12 @@ upper_bound(his) := min(his) if {
 # Range bounds the policy understands: RFC 3339 timestamps, dates, epoch millis and
 # now-relative date math. Anything else is left out, and the open side then
 # defaults to the case window's edge.
-# 2026-03-02T01:00:00Z, 2026-03-02T01:00:00.123+01:00: checked by shape (cheap)
-# rather than by a regular expression.
-# (A value of that shape that still does not parse is an evaluation error: the
-# guard then fails closed and denies.)
-rfc3339_shaped(v) if {
-	is_string(v)
-	count(v) >= 20
-	substring(v, 10, 1) == "T"
-	substring(v, 4, 1) == "-"
-}
-
 # A bound as epoch nanoseconds; a missing bound is the case window's edge.
 # One else-chain, cheapest tests first: only the branch that applies does any work.
+# RFC 3339 (2026-03-02T01:00:00Z, 2026-03-02T01:00:00.123+01:00) is recognised by its
+# shape rather than by a regular expression, and before dates (the two cannot
+# overlap: a date has 10 characters). A value of that shape that still does not
+# parse is an evaluation error: the guard then fails closed and denies.
 bound_ns(v, side) := scope_lo if {
 	v == null
 	side == "lo"
@@ -119,12 +128,15 @@ bound_ns(v, side) := scope_lo if {
 	v == null
 } else := v * 1000000 if { # epoch_millis
 	is_number(v)
+} else := time.parse_rfc3339_ns(v) if {
+	is_string(v)
+	count(v) >= 20
+	substring(v, 10, 1) == "T"
+	substring(v, 4, 1) == "-"
 } else := time.parse_rfc3339_ns(concat("", [v, "T00:00:00Z"])) if {
 	is_string(v)
 	count(v) == 10
 	regex.match(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`, v)
-} else := time.parse_rfc3339_ns(v) if {
-	rfc3339_shaped(v)
 } else := scope_hi if {
 	# now, now/d: the case window's end, so that ranges are measured against the
 	# case whatever the wall clock says
@@ -160,9 +172,13 @@ unit_ns(u) := {
 	"w": 604800000000000, "M": 2592000000000000, "y": 31536000000000000,
 }[u]
 
-scope_lo := time.parse_rfc3339_ns(scope_range.gte) if is_string(scope_range.gte)
+scope_lo := item.scope_lo[0]
 
-scope_hi := time.parse_rfc3339_ns(scope_range.lte) if is_string(scope_range.lte)
+computed_scope_lo := time.parse_rfc3339_ns(scope_range.gte) if is_string(scope_range.gte)
+
+scope_hi := item.scope_hi[0]
+
+computed_scope_hi := time.parse_rfc3339_ns(scope_range.lte) if is_string(scope_range.lte)
 
 range_deny contains {"id": "cost.time_range", "reason": sprintf("%s time range spans %s, more than %s (%v x the case window); narrow it to the incident", [tool, human_ns(r.hi - r.lo), human_ns(max_range_ns), config.max_range_factor])} if {
 	some r in time_ranges
@@ -175,25 +191,25 @@ human_ns(ns) := sprintf("%.1f days", [ns / 86400000000000])
 
 history := object.get(input, "history", {})
 
-call_budget := n if {
+computed_call_budget := n if {
 	n := object.get(input, ["scenario", "max_tool_calls"], null)
 	is_number(n)
-} else := config.max_calls
+} else := computed_config.max_calls
 
-budget_deny contains {"id": "cost.call_budget", "reason": sprintf("this would be tool call %d; the budget is %d calls per investigation", [calls + 1, call_budget])} if {
-	tool != report_tool
+budget_deny contains {"id": "cost.call_budget", "reason": sprintf("this would be tool call %d; the budget is %d calls per investigation", [calls + 1, item.call_budget])} if {
+	tool != "submit_report"
 	calls := object.get(history, "calls", 0)
-	calls >= call_budget
+	calls >= item.call_budget
 }
 
 budget_deny contains {"id": "cost.row_budget", "reason": sprintf("%d rows already returned; the budget is %d per investigation", [rows, config.max_rows])} if {
-	tool in read_tools
+	kind == "read"
 	rows := object.get(history, "rows_returned", 0)
 	rows >= config.max_rows
 }
 
 budget_deny contains {"id": "cost.denial_budget", "reason": sprintf("%d calls were already denied; the agent is refused further tool calls", [n])} if {
-	tool != report_tool
+	tool != "submit_report"
 	n := object.get(history, "denied", 0)
 	n >= config.max_denied
 }

@@ -5,19 +5,20 @@ package soclab.guard
 import rego.v1
 
 # Action tools that name a host they act on (disable_user only when scoped to a host).
-host_actions := {
-	"isolate_host", "release_host", "kill_process", "suspend_process", "get_file", "execute",
-	"delete_file", "remove_persistence", "wipe_host", "disable_user",
+# (every action tool but block_ip)
+host_action if {
+	kind == "action"
+	tool != "block_ip"
 }
 
 action_deny contains {"id": "evidence.unseen_host", "reason": sprintf("%s targets host %q, which never appeared in the evidence this agent retrieved", [tool, host])} if {
-	tool in host_actions
+	host_action
 	host := str_arg("host")
-	not lower(host) in seen_hosts
+	not host_seen(host)
 }
 
 action_deny contains {"id": "evidence.unseen_host", "reason": sprintf("%s needs a host name (a string)", [tool])} if {
-	tool in host_actions
+	host_action
 	tool != "disable_user"
 	not str_arg("host")
 }
@@ -33,7 +34,7 @@ action_deny contains {"id": "evidence.unseen_process", "reason": sprintf("%s tar
 	tool in {"kill_process", "suspend_process"}
 	object.get(args, "pid", null) == null
 	eid := str_arg("entity_id")
-	not eid in seen_entity_ids
+	not seen_exact("entity_ids", eid)
 }
 
 action_deny contains {"id": "evidence.unseen_process", "reason": sprintf("%s needs a pid or an entity_id", [tool])} if {
@@ -45,19 +46,19 @@ action_deny contains {"id": "evidence.unseen_process", "reason": sprintf("%s nee
 action_deny contains {"id": "evidence.unseen_ip", "reason": sprintf("block_ip targets %q, which never appeared in the evidence this agent retrieved", [ip])} if {
 	tool == "block_ip"
 	ip := object.get(args, "ip", "")
-	not lower(sprintf("%v", [ip])) in seen_ips
+	not ip_seen(lower(sprintf("%v", [ip])))
 }
 
 action_deny contains {"id": "evidence.unseen_user", "reason": sprintf("disable_user targets %q, who never appeared in the evidence this agent retrieved", [user])} if {
 	tool == "disable_user"
 	user := object.get(args, "user", "")
-	not lower(sprintf("%v", [user])) in seen_users
+	not user_seen(lower(sprintf("%v", [user])))
 }
 
 action_deny contains {"id": "evidence.unseen_file", "reason": sprintf("%s targets %q, which never appeared in the evidence this agent retrieved", [tool, path])} if {
 	tool in {"delete_file", "remove_persistence"}
 	path := object.get(args, "path", "")
-	not path in seen_files
+	not seen_exact("files", path)
 }
 
 # Isolating a tier-0 asset takes a domain controller or a crown-jewel database off

@@ -15,13 +15,10 @@ package soclab.guard
 
 import rego.v1
 
-channel := "action" if tool in action_tools
-
-channel := "query" if tool in read_tools
 
 # Every string of the arguments, keys and values, in one text (JSON escapes of
 # quotes and line breaks undone so they separate tokens as they do in the value).
-args_text := strings.replace_n({"\\n": " ", "\\t": " ", "\\r": " ", "\\\"": "\""}, args_json) if channel
+args_text := strings.replace_n({"\\n": " ", "\\t": " ", "\\r": " ", "\\\"": "\""}, json.marshal(args)) if kind in {"action", "read"}
 
 url_re := `(?i)\b([a-z][a-z0-9+.-]{1,15})://(?:[^\s/?#@"'<>\\]*@)?(\[[0-9a-f:.]+\]|[^\s/?#:"'<>\\|,;()\[\]{}]+)([^\s"'<>\\]*)`
 
@@ -32,8 +29,16 @@ urls contains {"url": m[0], "host": lower(trim(m[2], "[]")), "rest": m[3]} if {
 
 emails contains {"address": lower(m[0]), "domain": lower(m[1])} if {
 	contains(args_text, "@")
+	# the "@" of an address is followed by a domain label and a dot: see below
+	contains(strings.replace_n({"@timestamp\"": "", "@timestamp ": "", "@timestamp,": "", "@timestamp)": ""}, args_text), "@")
 	some m in regex.find_all_string_submatch_n(`(?i)\b[a-z0-9._%+-]+@((?:[a-z0-9-]+\.)+[a-z]{2,63})\b`, args_text, -1)
 }
+
+# Addresses: the "@" of an address is followed by a domain label and a dot. Field
+# references like @timestamp (in every time-bounded query) are followed by a quote, a
+# space, a comma or a parenthesis: with those taken out, a text without any other "@"
+# holds no address, and the regular expression need not run. (Any other follower
+# leaves the "@" in, and the regular expression runs.)
 
 fqdn_re := `(?i)(^|[^a-z0-9_./@-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9])`
 
@@ -44,22 +49,22 @@ destination_ok(h) if internal_host(h)
 # ---- URLs -----------------------------------------------------------------------
 
 action_deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q, a destination outside the allow-list (%s)", [tool, u.url, concat(", ", sort(allowed_domains))])} if {
-	channel == "action"
+	kind == "action"
 	some u in urls
 	not destination_ok(u.host)
 }
 
 query_exfil_deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q: not an allowed destination, and the agent never retrieved this URL%s", [tool, u.url, why])} if {
-	channel == "query"
+	kind == "read"
 	some u in urls
 	not destination_ok(u.host)
-	not lower(u.url) in seen_urls
+	not url_seen(lower(u.url))
 	not seen_host_without_payload(u)
 	why := url_why(u)
 }
 
 seen_host_without_payload(u) if {
-	u.host in seen_domains
+	domain_seen(u.host)
 	not payload(u.rest)
 }
 
@@ -74,27 +79,29 @@ payload(rest) if encoded_blob(rest)
 # ---- email addresses ---------------------------------------------------------------
 
 action_deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the address %q outside the allow-list (%s)", [tool, e.address, concat(", ", sort(allowed_domains))])} if {
-	channel == "action"
+	kind == "action"
 	some e in emails
 	not destination_ok(e.domain)
 }
 
 query_exfil_deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the address %q, which is not allowed and never appeared in retrieved evidence", [tool, e.address])} if {
-	channel == "query"
+	kind == "read"
 	some e in emails
 	not destination_ok(e.domain)
-	not e.domain in seen_domains
-	not e.address in seen_users
+	not domain_seen(e.domain)
+	not user_seen(e.address)
 }
 
 # ---- encoded payloads in action arguments -------------------------------------------
 
 action_deny contains {"id": "exfil.encoded", "reason": sprintf("%s argument carries an encoded blob (%d chars: %s...); encoded data has no place in an action's arguments", [tool, count(b), substring(b, 0, 24)])} if {
-	channel == "action"
+	kind == "action"
 	count(args_text) >= min([config.min_b64_blob, config.min_hex_blob])
+	# hex digits are base64 characters too: no run of the shorter length, no blob
+	regex.match(sprintf(`[A-Za-z0-9+/]{%d}`, [min([config.min_b64_blob, config.min_hex_blob])]), args_text)
 	some b in blobs(args_text)
 	b != object.get(args, "entity_id", null)
-	not b in seen_entity_ids
+	not seen_exact("entity_ids", b)
 }
 
 blobs(s) := {b | some b in b64_runs(s); b64_like(b)} | hex_runs(s)
@@ -117,7 +124,9 @@ encoded_blob(s) if count(blobs(s)) > 0
 # ---- DNS tunnelling: data packed into a long label --------------------------------------
 
 exfil_deny contains {"id": "exfil.dns_label", "reason": sprintf("%s argument names %q, whose long encoded label looks like data tunnelled through DNS", [tool, name])} if {
-	regex.match(`[A-Za-z0-9]{20}`, args_text) # cheap pre-check before the costly search
+	# cheap pre-checks before the costly search: its label is followed by a dot
+	regex.match(sprintf(`(?i)[a-z0-9]{%d}\.`, [config.min_dns_label]), args_text)
+	regex.match(`[A-Za-z0-9]{20}`, args_text)
 	some m in regex.find_all_string_submatch_n(sprintf(`(?i)(^|[^a-z0-9.-])((?:[a-z0-9-]+\.)*[a-z0-9]{%d,}\.(?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*[a-z0-9])`, [config.min_dns_label]), args_text, -1)
 	name := lower(m[2])
 	some label in split(name, ".")
@@ -129,8 +138,8 @@ exfil_deny contains {"id": "exfil.dns_label", "reason": sprintf("%s argument nam
 }
 
 dns_seen(name) if {
-	channel == "query"
-	name in seen_domains
+	kind == "read"
+	domain_seen(name)
 }
 
 # ---- execute: network clients -------------------------------------------------------

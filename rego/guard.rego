@@ -5,6 +5,12 @@
 # {allow, reasons, rule_ids}. Each rule adds a violation {id, reason} to `deny`;
 # the call is allowed when no rule fires. Rules live in one file per concern
 # (destructive, evidence, scope, exfil, cost) in this same package.
+#
+# Written for speed as well as clarity: a decision sits in front of every tool call,
+# and an in-process engine charges for every rule, builtin call and iteration. So
+# values that only depend on the item are computed once per item (see "Per-item
+# values" below), lookups use native membership tests before any loop, and cheap
+# substring tests guard every regular expression.
 package soclab.guard
 
 import rego.v1
@@ -28,8 +34,6 @@ default_config := {
 	"allowed_enrich_policies": [], # ES|QL ENRICH policies whose indices are in scope
 }
 
-config := object.union(default_config, object.get(data, ["soclab", "config"], {}))
-
 read_tools := {"list_indices", "get_mappings", "es_search", "esql_query"}
 
 action_tools := {
@@ -43,11 +47,20 @@ known_tools := (read_tools | action_tools) | {report_tool}
 
 tool := input.tool
 
-args := object.get(input, "args", {})
+# The kind of the call: read, action, report or unknown. (Membership in a literal set
+# is far cheaper in regorus than indexing a literal object.)
+kind := "read" if {
+	tool in {"list_indices", "get_mappings", "es_search", "esql_query"}
+} else := "action" if {
+	tool in {
+		"isolate_host", "release_host", "kill_process", "suspend_process", "get_file", "execute",
+		"block_ip", "disable_user", "delete_file", "remove_persistence", "wipe_host",
+	}
+} else := "report" if {
+	tool == "submit_report"
+} else := "unknown"
 
-# The arguments as one JSON text: scanning it with one regular expression is far
-# cheaper than walking every string (keys and values alike are in it).
-args_json := json.marshal(args)
+args := object.get(input, "args", {})
 
 body := object.get(args, "body", {})
 
@@ -56,16 +69,17 @@ body_json := json.marshal(body)
 # The decision: rule ids sorted, reasons grouped by rule id.
 decision := {
 	"allow": count(deny) == 0,
-	"reasons": [r | some id in rule_ids; some r in sort({v.reason | some v in deny; v.id == id})],
-	"rule_ids": rule_ids,
+	"reasons": [r | some id in ids; some r in sort({v.reason | some v in deny; v.id == id})],
+	"rule_ids": ids,
+} if {
+	ids := sort({v.id | some v in deny})
 }
-
-rule_ids := sort({v.id | some v in deny})
 
 # Violations are gathered per kind of call, so that a decision evaluates only the
 # rules that can apply to it (each rule costs time even when its first test fails).
 deny contains v if {
-	tool in read_tools
+	kind == "read"
+	index_to_check
 	some v in index_deny
 }
 
@@ -80,7 +94,7 @@ deny contains v if {
 }
 
 deny contains v if {
-	tool in read_tools
+	kind == "read"
 	some v in query_exfil_deny
 }
 
@@ -90,12 +104,12 @@ deny contains v if {
 }
 
 deny contains v if {
-	tool in action_tools
+	kind == "action"
 	some v in action_deny
 }
 
 deny contains v if {
-	tool != report_tool
+	kind != "report"
 	some v in exfil_deny
 }
 
@@ -112,8 +126,55 @@ deny contains {"id": "policy.tool_not_allowed", "reason": sprintf("tool %q is no
 }
 
 deny contains {"id": "policy.unknown_tool", "reason": sprintf("unknown tool %q", [tool])} if {
-	not tool in known_tools
+	kind == "unknown"
 }
+
+# ---- Per-item values -----------------------------------------------------------------
+# The config, the scope and the estate's lookups depend on the item, not on the call,
+# yet Rego computes a rule anew on every evaluation. So an engine may evaluate
+# `item_values` once per item and keep the result in data.soclab.context.item, next
+# to the scenario it was computed for (data.soclab.context.scenario) and the estate
+# it was computed from (data.soclab.context.assets / tooling). A decision uses it only
+# when its own input.scenario is that scenario and its input carries no estate of its
+# own; otherwise (opa, the unit tests, another scenario) `item` is computed for the
+# decision, by the same rules (item_values: the computed_* rules).
+
+context := c if {
+	c := data.soclab.context
+} else := {}
+
+item := i if {
+	i := data.soclab.context.item
+	input.scenario == data.soclab.context.scenario
+	count(object.filter(input, ["assets", "tooling"])) == 0 # the estate comes from the context
+} else := item_values
+
+item_values := {
+	"config": computed_config,
+	"scope_indices": computed_scope_indices,
+	"scope_literals": computed_scope_literals,
+	"scope_globs": computed_scope_globs,
+	"scope_namespaces": computed_scope_namespaces,
+	"clean_names": computed_clean_names,
+	"allowed_domains": computed_allowed_domains,
+	"asset_names": computed_asset_names,
+	"asset_ips": computed_asset_ips,
+	"asset_keys": computed_asset_keys,
+	"tooling_processes": computed_tooling_processes,
+	"tooling_paths": computed_tooling_paths,
+	"tooling_users": computed_tooling_users,
+	"tooling_names": computed_tooling_names,
+	"business_critical_ips": computed_business_critical_ips,
+	"call_budget": computed_call_budget,
+	# values that may be undefined: a list of none or one
+	"scope_lo": [x | x := computed_scope_lo],
+	"scope_hi": [x | x := computed_scope_hi],
+	"max_range_ns": [x | x := computed_max_range_ns],
+}
+
+config := item.config
+
+computed_config := object.union(default_config, object.get(data, ["soclab", "config"], {}))
 
 # ---- helpers shared by the rule files ------------------------------------------
 
@@ -126,30 +187,91 @@ lower_set(xs) := {lower(x) | some x in xs; is_string(x)}
 
 seen_list(kind) := object.get(input, ["seen", kind], [])
 
+# The kinds of `seen` that the rules judging a read look at (URLs, addresses and DNS
+# names the agent may hunt for). An engine may send a read only these: the in-process
+# guard does, converting the input being a good part of a decision's cost. Leaving
+# out seen entities can only deny more, never allow more: every rule reads `seen` to
+# let something through.
+read_seen_kinds := {"urls", "domains", "users"}
+
 seen_hosts := lower_set(seen_list("hosts"))
 
 seen_ips := lower_set(seen_list("ips"))
 
 seen_users := lower_set(seen_list("users"))
 
-seen_files := {x | some x in seen_list("files"); is_string(x)}
-
 seen_domains := lower_set(seen_list("domains"))
 
 seen_urls := lower_set(seen_list("urls"))
 
-seen_entity_ids := {x | some x in seen_list("entity_ids"); is_string(x)}
+# Membership in `seen`, case-insensitively: an exact native test first (no loop over
+# the list), the lowered set (a loop) only when that fails. x is a string.
+host_seen(x) := true if {
+	exact_in(x, seen_list("hosts"))
+} else := true if {
+	lower(x) in seen_hosts
+}
+
+ip_seen(x) := true if {
+	exact_in(x, seen_list("ips"))
+} else := true if {
+	lower(x) in seen_ips
+}
+
+user_seen(x) := true if {
+	exact_in(x, seen_list("users"))
+} else := true if {
+	lower(x) in seen_users
+}
+
+domain_seen(x) := true if {
+	exact_in(x, seen_list("domains"))
+} else := true if {
+	lower(x) in seen_domains
+}
+
+url_seen(x) := true if {
+	exact_in(x, seen_list("urls"))
+} else := true if {
+	lower(x) in seen_urls
+}
+
+exact_in(x, l) if {
+	is_array(l)
+	x in l
+}
+
+# A string in a seen list compared exactly (files, entity_ids; non-strings in the
+# list never match).
+seen_exact(kind, x) := true if {
+	l := seen_list(kind)
+	is_array(l)
+	is_string(x)
+	x in l
+} else := true if {
+	l := seen_list(kind)
+	not is_array(l)
+	x in {y | some y in l; is_string(y)}
+}
 
 # The pid a call names, as a number (pids may come as numbers or numeric strings).
 target_pid := as_number(object.get(args, "pid", null))
 
 # pids in `seen` may be numbers or numeric strings too.
-pid_seen if {
+pid_seen := true if {
+	l := seen_list("pids")
+	is_array(l)
+	target_pid in l
+} else := true if {
+	l := seen_list("pids")
+	is_array(l)
+	sprintf("%v", [target_pid]) in l
+} else := true if {
+	not is_array(seen_list("pids"))
 	some p in seen_list("pids")
 	p == target_pid
-}
-
-pid_seen if {
+} else := true if {
+	not is_array(seen_list("pids"))
 	some p in seen_list("pids")
 	is_string(p)
 	p == sprintf("%v", [target_pid])
@@ -158,8 +280,6 @@ pid_seen if {
 # assets and tooling describe the estate and do not change during an item: an engine
 # may hold them in data.soclab.context instead of sending them with every call (the
 # in-process engine does, to save converting them per call). The input wins.
-context := object.get(data, ["soclab", "context"], {})
-
 assets := a if {
 	a := input.assets
 } else := object.get(context, "assets", {})
@@ -170,45 +290,74 @@ asset(name) := a if {
 } else := a if {
 	a := assets[lower(name)]
 } else := a if {
-	some k, a in assets
-	lower(k) == lower(name)
+	some k in item.asset_keys[lower(name)]
+	a := assets[k]
 } else := null
 
-asset_ips := {ip | some a in assets; some ip in object.get(a, "ips", []); is_string(ip)}
+# Lowered name -> the asset names that are not lower case and lower to it (the only
+# ones the two direct lookups above can miss).
+computed_asset_keys := {lk: {k | some k, _ in assets; lower(k) == lk} |
+	some k0, _ in assets
+	lk := lower(k0)
+	lk != k0
+}
 
-asset_names := lower_set(object.keys(assets))
+asset_ips := item.asset_ips
+
+computed_asset_ips := {ip | some a in assets; some ip in object.get(a, "ips", []); is_string(ip)}
+
+asset_names := item.asset_names
+
+computed_asset_names := lower_set(object.keys(assets))
 
 tooling := t if {
 	t := input.tooling
 } else := object.get(context, "tooling", {})
 
-tooling_processes := lower_set(object.get(tooling, "processes", []))
+tooling_processes := item.tooling_processes
 
-tooling_paths := {p | some p in object.get(tooling, "paths", []); is_string(p)}
+computed_tooling_processes := lower_set(object.get(tooling, "processes", []))
 
-tooling_users := lower_set(object.get(tooling, "users", []))
+tooling_paths := item.tooling_paths
+
+computed_tooling_paths := {p | some p in object.get(tooling, "paths", []); is_string(p)}
+
+tooling_users := item.tooling_users
+
+computed_tooling_users := lower_set(object.get(tooling, "users", []))
 
 tooling_pids := object.get(tooling, "pids", [])
 
-allowed_domains := lower_set(object.get(input, ["scenario", "scope", "allowed_domains"], []))
+allowed_domains := item.allowed_domains
+
+computed_allowed_domains := lower_set(object.get(input, ["scenario", "scope", "allowed_domains"], []))
 
 # A destination name inside the allow-list: the domain itself or a subdomain of it.
 domain_allowed(d) if {
-	some a in allowed_domains
-	lower(d) == a
+	lower(d) in allowed_domains
 }
 
+# (a subdomain: try each suffix of d after one of its dots, instead of each domain)
 domain_allowed(d) if {
-	some a in allowed_domains
-	endswith(lower(d), concat("", [".", a]))
+	ld := lower(d)
+	contains(ld, ".")
+	parts := split(ld, ".")
+	some i in numbers.range(1, count(parts) - 1)
+	concat(".", array.slice(parts, i, count(parts))) in allowed_domains
 }
 
 # Hosts of the estate are internal destinations (by name, or name.<allowed domain>).
 internal_host(h) if lower(h) in asset_names
 
+# name.<allowed domain>: the asset name is the text before one of h's dots, so try
+# each dot of h instead of each asset.
 internal_host(h) if {
-	some n in asset_names
-	startswith(lower(h), concat("", [n, "."]))
+	lh := lower(h)
+	contains(lh, ".")
+	parts := split(lh, ".")
+	some i in numbers.range(1, count(parts) - 1)
+	n := concat(".", array.slice(parts, 0, i))
+	n in asset_names
 	domain_allowed(substring(h, count(n) + 1, -1))
 }
 

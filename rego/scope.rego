@@ -7,7 +7,9 @@ package soclab.guard
 
 import rego.v1
 
-scope_indices := [s | some s in object.get(input, ["scenario", "scope", "indices"], []); is_string(s)]
+scope_indices := item.scope_indices
+
+computed_scope_indices := [s | some s in object.get(input, ["scenario", "scope", "indices"], []); is_string(s)]
 
 alerts_stream := ".alerts-security.alerts-*"
 
@@ -45,9 +47,15 @@ index_exprs contains e if {
 	object.get(node, idk, null) != null
 }
 
-# indices_boost: an object (old form) or a list of one-key objects.
+# indices_boost: an object (old form) or a list of one-key objects. (Looked up only
+# when the body names it, or is no object: then object.get fails as it should.)
+boost_possible if not is_object(body)
+
+boost_possible if contains(body_json, "\"indices_boost\":")
+
 index_exprs contains e if {
 	tool == "es_search"
+	boost_possible
 	boost := object.get(object.get(args, "body", {}), "indices_boost", {})
 	is_object(boost)
 	some e, _ in boost
@@ -55,6 +63,7 @@ index_exprs contains e if {
 
 index_exprs contains e if {
 	tool == "es_search"
+	boost_possible
 	boost := object.get(object.get(args, "body", {}), "indices_boost", [])
 	is_array(boost)
 	some o in boost
@@ -62,9 +71,17 @@ index_exprs contains e if {
 	some e, _ in o
 }
 
+# (Sources that are all clean names have no rule to answer: see computed_clean_names.)
 index_exprs contains concat(",", [s | some s in esql_sources]) if {
 	tool == "esql_query"
 	count(esql_sources) > 0
+	not esql_sources_clean
+}
+
+esql_sources_clean if {
+	every s in esql_sources {
+		s in item.clean_names
+	}
 }
 
 index_exprs contains e if {
@@ -93,25 +110,29 @@ without_line_comments(q) := q if {
 	not contains(q, "//")
 } else := regex.replace(q, `//[^\n]*`, " ")
 
-# The query's commands, each as its list of words (first word lower-cased): split on
-# "|" and whitespace with string functions (a "|" inside a string literal splits
-# too, which at worst adds a bogus command: harmless for these checks).
-esql_commands := [words |
-	some segment in split(esql_clean, "|")
-	tokens := [t | some t in split(strings.replace_n({"\n": " ", "\t": " ", "\r": " ", ",": " , "}, segment), " "); t != ""]
-	count(tokens) > 0
-	words := array.concat([lower(tokens[0])], array.slice(tokens, 1, count(tokens)))
-]
+# The query's commands, split on "|" (a "|" inside a string literal splits too, which
+# at worst adds a bogus command: harmless for these checks), and a command's words:
+# split on whitespace with string functions, a comma being a word of its own.
+esql_segments := split(esql_clean, "|")
 
-esql_source_words := array.slice(esql_commands[0], 1, count(esql_commands[0])) if {
-	esql_commands[0][0] in {"from", "ts", "metrics"}
+esql_spaced(segment) := strings.replace_n({"\n": " ", "\t": " ", "\r": " ", ",": " , "}, segment)
+
+esql_words(segment) := [t | some t in split(esql_spaced(segment), " "); t != ""]
+
+# The first command that has a word (only this one is split into words).
+esql_first_command := esql_words(esql_segments[i]) if {
+	i := min({j | some j, segment in esql_segments; trim(esql_spaced(segment), " ") != ""})
+}
+
+esql_source_words := array.slice(esql_first_command, 1, count(esql_first_command)) if {
+	lower(esql_first_command[0]) in {"from", "ts", "metrics"}
 }
 
 # The query's sources: from soclab's parser when it gave them (input.esql, the parse
 # that runs the query), else from the text.
 esql_parsed if is_array(input.esql.sources)
 
-esql_sources := input.esql.sources if esql_parsed
+esql_sources := input.esql.sources if is_array(input.esql.sources)
 
 else := esql_scanned_sources
 
@@ -129,9 +150,11 @@ esql_lookup_indices := {trim(m[1], "\"'`") |
 	some m in regex.find_all_string_submatch_n(`(?i)\blookup\s+join\s+("[^"]*"|[^\s|,]+)`, text, -1)
 }
 
-esql_has_source if esql_parsed
-
-esql_has_source if esql_commands[0][0] in {"from", "ts", "metrics", "row", "show"}
+esql_has_source := true if {
+	esql_parsed
+} else := true if {
+	lower(esql_first_command[0]) in {"from", "ts", "metrics", "row", "show"}
+}
 
 esql_deny contains {"id": "scope.esql_source", "reason": sprintf("could not find the source of this ES|QL query (expected FROM, ROW or SHOW first): %q", [substring(esql_text, 0, 120)])} if {
 	is_string(esql_text)
@@ -163,23 +186,98 @@ inclusions(e) := [i |
 	not startswith(i, "-")
 ]
 
-# Each string expression with its inclusions, computed once per decision.
-expr_inclusions := {e: inclusions(e) | some e in index_exprs; is_string(e)}
+# Each string expression with its inclusions, computed once per decision. An
+# expression that is one clean name (see computed_clean_names) has itself as its only
+# inclusion, and no rule to answer: it is left out.
+expr_inclusions := {e: inclusions(e) | some e in index_exprs; is_string(e); not e in item.clean_names}
 
-# Every inclusion of every expression, parsed once per decision:
-# item (as written), name (a ::selector removed) and selector.
-named_items contains {"expr": e, "item": i, "name": parts[0], "selector": selector(parts)} if {
+# Every inclusion of every expression that some rule must look at, parsed once per
+# decision: item (as written), name (a ::selector removed) and selector. (An
+# inclusion that names a clean name and selects its data is left out.)
+checked_items contains {"expr": e, "item": i, "name": parts[0], "selector": selector(parts)} if {
 	some e, incl in expr_inclusions
 	some i in incl
 	parts := split(i, "::")
+	not clean_parts(parts)
+}
+
+clean_parts(parts) if {
+	parts[0] in item.clean_names
+	selector(parts) == "data"
+}
+
+# Whether index_deny has anything to look at: an expression that is not a string, or
+# one that is not a clean name.
+index_to_check if count(expr_inclusions) > 0
+
+index_to_check if {
+	some e in index_exprs
+	not is_string(e)
 }
 
 selector(parts) := parts[1] if {
 	count(parts) > 1
 } else := "data"
 
-in_scope(name) if {
-	some s in scope_indices
+# A scope entry without glob syntax matches only itself: a native membership test
+# replaces its glob.match (the per-item values sort the entries into the two kinds).
+in_scope(name) := true if {
+	name in scope_literals
+} else := true if {
+	some s in scope_globs
+	glob.match(s, null, name)
+}
+
+scope_literals := item.scope_literals
+
+scope_globs := item.scope_globs
+
+computed_scope_literals := {s | some s in computed_scope_indices; not glob_syntax(s)}
+
+computed_scope_globs := [s | some s in computed_scope_indices; glob_syntax(s)]
+
+glob_syntax(s) if regex.match(`[*?\[\]{}\\!]`, s)
+
+# Names that name no rule: scope entries without glob syntax that are not hidden
+# (other than the alerts stream), remote, date math, "everything" or in another
+# namespace. An inclusion naming one of them (selecting its data) needs no further
+# check.
+computed_clean_names := {n |
+	some n in computed_scope_literals
+	simple_name(n)
+	not name_flagged(n)
+}
+
+# A name that, taken as an expression, is its own only inclusion and selects data.
+simple_name(n) if {
+	n != ""
+	trim_space(n) == n
+	not contains(n, ",")
+	not contains(n, "::")
+	not startswith(n, "-")
+}
+
+name_flagged(n) if all_indices(n)
+
+name_flagged(n) if contains(n, ":")
+
+name_flagged(n) if date_math(n)
+
+name_flagged(n) if {
+	startswith(n, ".")
+	not computed_hidden_allowed(n)
+}
+
+name_flagged(n) if {
+	count(computed_scope_namespaces) > 0
+	ns := stream_namespace(n)
+	not ns in computed_scope_namespaces
+}
+
+# hidden_allowed, from the computed scope (this feeds the per-item values)
+computed_hidden_allowed(name) if {
+	startswith(name, ".alerts-security.alerts-")
+	some s in computed_scope_indices
 	glob.match(s, null, name)
 }
 
@@ -193,7 +291,7 @@ all_indices(name) if name == "_all"
 all_indices(name) if trim(name, "*") == ""
 
 index_deny contains {"id": "scope.all_indices", "reason": sprintf("%s: %q reaches every index; name the case's data streams instead (%s)", [tool, it.item, concat(", ", scope_indices)])} if {
-	some it in named_items
+	some it in checked_items
 	all_indices(it.name)
 }
 
@@ -203,28 +301,29 @@ index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: the ind
 }
 
 index_deny contains {"id": "scope.remote_cluster", "reason": sprintf("%s: %q names a remote cluster; only the local case telemetry may be queried", [tool, it.item])} if {
-	some it in named_items
+	some it in checked_items
 	contains(it.name, ":")
 }
 
 index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q selects the %s of a data stream; only its data may be queried", [tool, it.item, it.selector])} if {
-	some it in named_items
+	some it in checked_items
 	it.selector != "data"
 }
 
 index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: date-math index name %q cannot be checked against the case scope", [tool, it.item])} if {
-	some it in named_items
+	some it in checked_items
 	date_math(it.name)
 }
 
 index_deny contains {"id": "scope.system_index", "reason": sprintf("%s: %q is a system or hidden index; the only hidden data the agent may read is the security alerts data stream", [tool, it.item])} if {
-	some it in named_items
+	some it in checked_items
 	startswith(it.name, ".")
 	not hidden_allowed(it.name)
 }
 
+# (the startswith is what glob.match(alerts_stream, null, name) tests, at a fraction of the cost)
 hidden_allowed(name) if {
-	glob.match(alerts_stream, null, name)
+	startswith(name, ".alerts-security.alerts-")
 	in_scope(name)
 }
 
@@ -233,28 +332,30 @@ date_math(name) if startswith(name, "<")
 date_math(name) if startswith(lower(name), "%3c")
 
 index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q is outside this case's telemetry (%s)", [tool, it.item, concat(", ", scope_indices)])} if {
-	some it in named_items
+	some it in checked_items
+	not in_scope(it.name) # first: most names are in scope
 	not startswith(it.name, ".")
 	not contains(it.name, ":")
 	not date_math(it.name)
 	not all_indices(it.name)
-	not in_scope(it.name)
 }
 
 # Data streams are named type-dataset-namespace, and a shared cluster keeps tenants
 # (or environments) apart by namespace: logs-*-globex is inside logs-* yet is someone
 # else's telemetry. When the case's own streams are named in scope.indices, an
 # inclusion that fixes a namespace must use one of theirs.
-scope_namespaces := {ns |
-	some s in scope_indices
+scope_namespaces := item.scope_namespaces
+
+computed_scope_namespaces := {ns |
+	some s in computed_scope_indices
 	not contains(s, "*")
 	ns := stream_namespace(s)
 }
 
+# (type-...: the first of the dash-separated parts, when there are at least three)
 stream_namespace(name) := ns if {
-	some t in {"logs-", "metrics-", "traces-", "synthetics-", "profiling-"}
-	startswith(name, t)
 	parts := split(name, "-")
+	parts[0] in {"logs", "metrics", "traces", "synthetics", "profiling"}
 	count(parts) >= 3
 	ns := parts[count(parts) - 1]
 	ns != ""
@@ -263,7 +364,7 @@ stream_namespace(name) := ns if {
 
 index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q names the data-stream namespace %q; this case's telemetry is in namespace %s", [tool, it.item, ns, concat(", ", sort(scope_namespaces))])} if {
 	count(scope_namespaces) > 0
-	some it in named_items
+	some it in checked_items
 	ns := stream_namespace(it.name)
 	not ns in scope_namespaces
 }

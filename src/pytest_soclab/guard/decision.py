@@ -49,13 +49,15 @@ def from_raw(raw: Any, engine: str, duration_us: float, timeout_ms: float, enfor
     # A decision that allows while naming a violated rule is contradictory: deny.
     if allow and rule_ids:
         return denied(engine, f"contradictory decision (allow with rules {rule_ids})", duration_us, enforced)
-    return GuardDecision(
+    # Every field is checked above: construct without validating again (it is on every call).
+    return GuardDecision.model_construct(
         allow=allow,
         reasons=list(reasons),
         rule_ids=list(rule_ids),
-        enforced=enforced,
-        engine=engine,
-        duration_us=duration_us,
+        enforced=bool(enforced),
+        engine=str(engine),
+        error=None,
+        duration_us=float(duration_us),
     )
 
 

@@ -23,6 +23,10 @@ from pytest_soclab.errors import SoclabError
 
 PACKAGE = "soclab.guard"
 DECISION_RULE = "data.soclab.guard.decision"
+# Values that depend only on the item (config, scope, estate lookups): see rego/guard.rego.
+ITEM_RULE = "data.soclab.guard.item_values"
+# The kinds of `seen` the rules judging a read tool look at: the guard sends reads only these.
+READ_SEEN_RULE = "data.soclab.guard.read_seen_kinds"
 
 _LOCATION = re.compile(r"-->\s*(?P<file>.+?):(?P<line>\d+):(?P<col>\d+)")
 _TEST_RULE = re.compile(r"^(?P<name>test_[A-Za-z0-9_]*)\b", re.MULTILINE)

@@ -5,11 +5,16 @@ thread panics), so the guard keeps one compiled engine per thread.
 
 Converting the input to the engine's values costs time in proportion to its size,
 and most of it is the per-item context (`assets`, `tooling`: the estate). So the
-guard hands the context to the engine as data (`data.soclab.context`) once, when
-it changes, and sends only the rest of the input per call; the policies read
-`input.assets` when present, else the context. "Changes" means a different object:
-the caller keeps one assets dict and one tooling dict per item and does not mutate
-them in place (a new dict is always safe: it is simply sent again).
+guard hands the context to the engine as data (`data.soclab.context`), with the
+scenario and the policy's per-item values (`item_values`, computed once for the
+item), when it changes, and sends only the rest of the input per call; the policies
+read `input.assets` when present, else the context, and use the stored per-item
+values only for the scenario they were computed for. "Changes" is decided by a deep
+comparison with a private copy on every call (cheap next to a decision), so a
+caller may build new dicts or mutate old ones. Any change of an engine's data makes
+its next evaluation prepare the engine again (about 2 ms), so the data changes once
+per item. A read tool's input carries only the `seen` kinds the policies declare
+they read for reads (`read_seen_kinds`).
 
 Evaluation cannot be pre-empted in process, so the timeout is checked on the
 measured duration: a decision slower than the timeout is discarded and denies.
@@ -28,8 +33,17 @@ from typing import Any
 import regorus
 
 from pytest_soclab.guard.decision import denied, enforced_for, from_raw
-from pytest_soclab.guard.policy import DECISION_RULE, PolicyFile, clean_error, load_checked, new_engine
+from pytest_soclab.guard.policy import (
+    DECISION_RULE,
+    ITEM_RULE,
+    READ_SEEN_RULE,
+    PolicyFile,
+    clean_error,
+    load_checked,
+    new_engine,
+)
 from pytest_soclab.models.transcript import GuardDecision
+from pytest_soclab.tools import READ_TOOLS
 
 CONTEXT_KEYS: tuple[str, ...] = ("assets", "tooling")
 
@@ -37,12 +51,34 @@ CONTEXT_KEYS: tuple[str, ...] = ("assets", "tooling")
 class _ThreadState:
     def __init__(self, engine: regorus.Engine):
         self.engine = engine
-        # A private copy of the context now in the engine's data.
+        # Private copies of the context and scenario now in the engine's data.
         self.context: tuple[Any, ...] | None = None
+        self.scenario: Any = None
+
+
+def _read_seen_kinds(engine: regorus.Engine) -> frozenset[str] | None:
+    """The `seen` kinds the policies read for a read tool (None: send them all)."""
+    try:
+        kinds = engine.eval_rule(READ_SEEN_RULE)
+    except Exception:  # noqa: BLE001 - policies that do not declare it get every kind
+        return None
+    ok = isinstance(kinds, set | list) and all(isinstance(k, str) for k in kinds)
+    return frozenset(kinds) if ok else None
+
+
+def _item_values(engine: regorus.Engine) -> dict[str, Any] | None:
+    """The policy's per-item values for the context now in the engine, or None when they
+    cannot be computed (then every decision computes what it needs, and fails as it would)."""
+    try:
+        item = engine.eval_rule(ITEM_RULE)
+    except Exception:  # noqa: BLE001 - a value that errors is left to the decisions that need it
+        return None
+    return item if isinstance(item, dict) else None
 
 
 class RegorusGuard:
     engine = "regorus"
+    _read_seen: frozenset[str] | None = None  # None: reads get every kind of `seen`
 
     def __init__(self, policy_dir: Path, *, timeout_ms: float = 250, data: dict[str, Any] | None = None):
         files, self.test_results = load_checked(policy_dir, data)
@@ -50,7 +86,7 @@ class RegorusGuard:
         self._files: list[PolicyFile] = [f for f in files if not f.is_test]
         self._data = data
         self._local = threading.local()
-        self._state()  # compile for the loading thread now
+        self._read_seen = _read_seen_kinds(self._state().engine)  # also compiles for the loading thread
 
     def _state(self) -> _ThreadState:
         st = getattr(self._local, "state", None)
@@ -60,16 +96,29 @@ class RegorusGuard:
 
     def _send(self, st: _ThreadState, input: dict[str, Any]) -> None:
         ctx = tuple(input.get(k) for k in CONTEXT_KEYS)
-        if st.context is None or ctx != st.context:
+        scenario = input.get("scenario")
+        call_input = {k: v for k, v in input.items() if k not in CONTEXT_KEYS}
+        seen = call_input.get("seen")
+        if self._read_seen is not None and isinstance(seen, dict) and input.get("tool") in READ_TOOLS:
+            call_input["seen"] = {k: v for k, v in seen.items() if k in self._read_seen}
+        if st.context is None or ctx != st.context or scenario != st.scenario:
             st.context = None
+            context = {k: v for k, v in zip(CONTEXT_KEYS, ctx) if v is not None}
+            if isinstance(scenario, dict):
+                context["scenario"] = scenario
+                # Computed from the whole input (the estate in it) before the data
+                # changes: regorus prepares itself again (~2 ms) at the first evaluation
+                # after any change of its data, so the data changes once per item.
+                st.engine.set_input(input)
+                item = _item_values(st.engine)
+                if item is not None:
+                    context["item"] = item
             st.engine.clear_data()
             if self._data:
                 st.engine.add_data(self._data)
-            st.engine.add_data(
-                {"soclab": {"context": {k: v for k, v in zip(CONTEXT_KEYS, ctx) if v is not None}}}
-            )
-            st.context = copy.deepcopy(ctx)
-        st.engine.set_input({k: v for k, v in input.items() if k not in CONTEXT_KEYS})
+            st.engine.add_data({"soclab": {"context": context}})
+            st.context, st.scenario = copy.deepcopy(ctx), copy.deepcopy(scenario)
+        st.engine.set_input(call_input)
 
     def decide(self, input: dict[str, Any]) -> GuardDecision:
         enforced = enforced_for(input) if isinstance(input, dict) else True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -48,8 +48,15 @@ def _expected(names: set[str] | frozenset[str]) -> str:
 
 
 def parse(query: str) -> A.Query:
+    """The query's syntax tree. Trees are shared (the guard's ES|QL facts and the store
+    parse the same text, one right after the other): treat them as read-only."""
     if not isinstance(query, str):
         raise parsing_exception("[query] must be a string")
+    return _parse_cached(query)
+
+
+@lru_cache(maxsize=64)
+def _parse_cached(query: str) -> A.Query:
     if not query.strip():
         raise parsing_exception("line 1:1: mismatched input '<EOF>' expecting {'row', 'from', 'show'}")
     try:
