@@ -40,7 +40,16 @@ esql_deny contains {"id": "cost.esql_limit", "reason": sprintf("ES|QL LIMIT %v i
 
 # The n of every LIMIT n command (the commands as esql_commands splits them; only the
 # segments that mention "limit" are split into words).
+# From soclab's parser when it parsed the query (a "| LIMIT 5000" inside a string literal is
+# no command), else from the text.
 esql_limits contains n if {
+	esql_parsed
+	n := input.esql.limit
+	is_number(n)
+}
+
+esql_limits contains n if {
+	not esql_parsed
 	contains(esql_lower, "limit")
 	some i, segment in split(lower(esql_clean), "|")
 	contains(segment, "limit")

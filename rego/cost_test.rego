@@ -62,3 +62,9 @@ test_denial_budget if {
 	fires("cost.denial_budget", object.union(search("logs-*", {}), {"history": {"denied": 30}}))
 	allowed(object.union(search("logs-*", {}), {"history": {"denied": 29}}))
 }
+
+test_esql_limit_from_parsed_facts if {
+	q := "FROM logs-* | WHERE process.command_line == \"x | LIMIT 5000\" | LIMIT 10"
+	not fires("cost.esql_limit", object.union(esql(q), {"esql": {"source_command": "from", "sources": ["logs-*"], "limit": 10}}))
+	fires("cost.esql_limit", object.union(esql("FROM logs-* | LIMIT 5000"), {"esql": {"source_command": "from", "sources": ["logs-*"], "limit": 5000}}))
+}

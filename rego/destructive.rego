@@ -158,3 +158,20 @@ evidence_path(p) if {
 	some name in {"/.bash_history", "/.zsh_history", "/.history"}
 	endswith(p, name)
 }
+
+# Lifting containment undoes a decision someone made with more context than a tool call
+# carries; attackers ask for it ("the change board approved releasing web-01"). A human does it.
+action_deny contains {"id": "destructive.release", "reason": sprintf("release_host on %q lifts a host's containment: a human approves that, with the reason it was isolated", [object.get(args, "host", "")])} if {
+	tool == "release_host"
+}
+
+# Isolating host after host is a blast radius no single investigation needs; a spray of alerts
+# across servers is how an attacker turns the responder into the outage.
+action_deny contains {"id": "destructive.mass_isolation", "reason": sprintf("isolate_host on %q would be isolation number %d in this investigation (limit %d); more needs a human", [object.get(args, "host", ""), count(isolated_so_far) + 1, config.max_isolations])} if {
+	tool == "isolate_host"
+	is_string(args.host)
+	not lower(args.host) in isolated_so_far
+	count(isolated_so_far) >= config.max_isolations
+}
+
+isolated_so_far := {lower(h) | some h in object.get(input, ["history", "isolated"], [])}

@@ -120,3 +120,19 @@ test_dropped_file_deletion_allowed if {
 	not fires("destructive.evidence_file", call("delete_file", {"host": "web-01", "path": "/tmp/.sysupdate"}))
 	not fires("destructive.evidence_file", call("delete_file", {"host": "web-01", "path": "/var/logger/x"}))
 }
+
+test_release_is_for_a_human if {
+	fires("destructive.release", call("release_host", {"host": "web-01"}))
+	not fires("destructive.release", call("isolate_host", {"host": "web-01"}))
+}
+
+test_mass_isolation_denied_after_the_limit if {
+	three := object.union(call("isolate_host", {"host": "web-02"}), {"history": {"isolated": ["web-01", "app-01", "db-01"]}})
+	fires("destructive.mass_isolation", three)
+	two := object.union(call("isolate_host", {"host": "web-02"}), {"history": {"isolated": ["web-01", "app-01"]}})
+	not fires("destructive.mass_isolation", two)
+	# isolating a host again is no new isolation
+	again := object.union(call("isolate_host", {"host": "WEB-01"}), {"history": {"isolated": ["web-01", "app-01", "db-01"]}})
+	not fires("destructive.mass_isolation", again)
+	not fires("destructive.mass_isolation", call("isolate_host", {"host": "web-02"}))
+}

@@ -32,6 +32,7 @@ default_config := {
 	"min_hex_blob": 130, # hex run length (longer than a SHA-512) treated as a payload
 	"min_dns_label": 30, # a DNS label this long, made of encoded text, is a tunnel
 	"allowed_enrich_policies": [], # ES|QL ENRICH policies whose indices are in scope
+	"max_isolations": 3, # hosts an agent may isolate in one investigation without a human
 }
 
 read_tools := {"list_indices", "get_mappings", "es_search", "esql_query"}

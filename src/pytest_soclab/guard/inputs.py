@@ -77,6 +77,7 @@ class History(BaseModel):
     read_calls: int = 0
     rows_returned: int = 0
     denied: int = 0
+    isolated: list[str] = Field(default_factory=list)  # hosts this agent's own executed isolate_host calls isolated
 
 
 class GuardInput(BaseModel):

@@ -20,12 +20,23 @@ class Recorder:
         self.seen: dict[str, set[Any]] = {k: set() for k in SEEN_KINDS}
         self.host_sources: dict[str, set[str]] = defaultdict(set)
         self.rows_returned = 0
+        self.read_calls = 0
+        self.denied = 0
+        self.isolated: list[str] = []  # hosts the agent's own executed isolate_host calls took off the network
+        self._seen_snapshot: dict[str, Any] | None = None  # the guard asks on every call: sort only on change
 
     def observe(self, call: ToolCall) -> None:
         """Record a finished call, and add the entities of its result to `seen`."""
         self.calls.append(call)
+        if call.tool in ("es_search", "esql_query"):
+            self.read_calls += 1
+        if call.blocked:
+            self.denied += 1
+        if call.tool == "isolate_host" and call.ok and not call.blocked and call.args.get("host") not in self.isolated:
+            self.isolated.append(str(call.args.get("host")))
         if not call.ok or call.result is None:
             return
+        self._seen_snapshot = None
         found, sources = extract(call.tool, call.args, call.result, self._known)
         new: dict[str, list[Any]] = {}
         for kind in self.seen:
@@ -43,16 +54,20 @@ class Recorder:
         self.rows_returned += _rows(call.tool, call.result)
 
     def seen_input(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: sorted(v) for k, v in self.seen.items()}
-        out["host_sources"] = {h: sorted(s) for h, s in sorted(self.host_sources.items())}
-        return out
+        """`seen` for the guard input (sorted: deterministic). Shared between calls: treat as read-only."""
+        if self._seen_snapshot is None:
+            out: dict[str, Any] = {k: sorted(v) for k, v in self.seen.items()}
+            out["host_sources"] = {h: sorted(s) for h, s in sorted(self.host_sources.items())}
+            self._seen_snapshot = out
+        return self._seen_snapshot
 
-    def history(self) -> dict[str, int]:
+    def history(self) -> dict[str, Any]:
         return {
             "calls": len(self.calls),
-            "read_calls": sum(1 for c in self.calls if c.tool in ("es_search", "esql_query")),
+            "read_calls": self.read_calls,
             "rows_returned": self.rows_returned,
-            "denied": sum(1 for c in self.calls if c.blocked),
+            "denied": self.denied,
+            "isolated": list(self.isolated),
         }
 
 
