@@ -1,6 +1,6 @@
 """The harness's own cost, measured with agents that do (almost) nothing.
 
-    python bench/harness_bench.py [--items 200] [--files 1000] [--cpu-items 120] [--repeat 3]
+    python bench/harness_bench.py [--items 200] [--files 1000] [--cpu-items 240] [--repeat 3]
 
 1. Per-item cost: the marginal wall time of one more item (collection, fixtures,
    simulator from a warm case cache, agent, oracles, judge, result transport,
@@ -147,7 +147,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--items", type=int, default=200)
     ap.add_argument("--files", type=int, default=1000)
-    ap.add_argument("--cpu-items", type=int, default=120)
+    ap.add_argument("--cpu-items", type=int, default=240)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", choices=("items", "collection", "speedup"))
     args = ap.parse_args()

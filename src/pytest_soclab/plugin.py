@@ -85,6 +85,11 @@ class _XdistHooks:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self.agg.node_down(error)
 
+    def pytest_configure_node(self, node: Any) -> None:
+        # The controller compiled the policies and ran their tests at session start: workers
+        # only compile them (the tests take ~0.3 s per process).
+        node.workerinput["soclab_policies_checked"] = True
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -98,8 +103,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     from pytest_soclab.guard import load_guard
 
     try:
+        checked = bool(getattr(config, "workerinput", {}).get("soclab_policies_checked"))
         config.stash[keys.guard_key] = load_guard(
-            settings.policy_dir, engine=settings.policy_engine, timeout_ms=settings.policy_timeout_ms
+            settings.policy_dir, engine=settings.policy_engine, timeout_ms=settings.policy_timeout_ms,
+            self_test=not checked,
         )
     except SoclabError as exc:
         raise pytest.UsageError(f"soclab guard: {exc}") from None

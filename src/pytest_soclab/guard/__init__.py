@@ -19,9 +19,16 @@ ENGINES: tuple[str, ...] = ("regorus", "opa", "opa-eval")
 
 
 def load_guard(
-    policy_dir: Path, *, engine: str = "regorus", timeout_ms: float = 250, data: dict[str, Any] | None = None
+    policy_dir: Path,
+    *,
+    engine: str = "regorus",
+    timeout_ms: float = 250,
+    data: dict[str, Any] | None = None,
+    self_test: bool = True,
 ) -> Guard:
     """Compile the policies, run their tests, and return a guard; SoclabError on any failure.
+
+    self_test=False skips the policy tests: for processes whose parent ran them (xdist workers).
 
     engine: "regorus" (in process), "opa" (a long-lived `opa run --server` on loopback)
     or "opa-eval" (one `opa eval` process per decision). data: the data document
@@ -32,7 +39,7 @@ def load_guard(
     if engine == "regorus":
         from pytest_soclab.guard.regorus_engine import RegorusGuard
 
-        return RegorusGuard(Path(policy_dir), timeout_ms=timeout_ms, data=data)
+        return RegorusGuard(Path(policy_dir), timeout_ms=timeout_ms, data=data, self_test=self_test)
     if engine in ("opa", "opa-eval"):
         from pytest_soclab.guard.opa_engine import OpaEvalGuard, OpaServerGuard
 

@@ -80,8 +80,10 @@ class RegorusGuard:
     engine = "regorus"
     _read_seen: frozenset[str] | None = None  # None: reads get every kind of `seen`
 
-    def __init__(self, policy_dir: Path, *, timeout_ms: float = 250, data: dict[str, Any] | None = None):
-        files, self.test_results = load_checked(policy_dir, data)
+    def __init__(
+        self, policy_dir: Path, *, timeout_ms: float = 250, data: dict[str, Any] | None = None, self_test: bool = True
+    ):
+        files, self.test_results = load_checked(policy_dir, data, self_test=self_test)
         self.timeout_ms = timeout_ms
         self._files: list[PolicyFile] = [f for f in files if not f.is_test]
         self._data = data
