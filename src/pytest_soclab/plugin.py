@@ -112,6 +112,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(f"soclab guard: {exc}") from None
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    guard = session.config.stash.get(keys.guard_key, None)
+    if guard is not None:
+        guard.close()  # its engines are dropped on the threads that made them
+
+
 def _runs_scenarios(config: pytest.Config) -> bool:
     """False when the run cannot hold scenario items (e.g. `pytest tests`), so no guard is needed."""
     args = [a for a in config.args if not a.startswith("-")]

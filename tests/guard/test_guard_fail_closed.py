@@ -118,6 +118,12 @@ def _unchecked_guard(d: Path):
     g.test_results = []
     g._files, g._data = read_policy_dir(d), None
     g._local = threading.local()
+    g._lock = threading.Lock()
+    g._thread, g._owner = None, threading.current_thread()
+    g._read_seen = None
+    import queue
+
+    g._jobs = queue.SimpleQueue()
     return g
 
 
@@ -139,3 +145,17 @@ def test_decisions_from_another_thread(guard) -> None:
     t.start()
     t.join()
     assert out and out[0].error is None and "destructive.wipe_host" in out[0].rule_ids
+
+
+def test_short_lived_threads_share_the_guards_thread(guard) -> None:
+    # Agents call from a new thread per item: decisions go to one guard thread, not one engine each.
+    import threading
+
+    out = []
+    for _ in range(5):
+        t = threading.Thread(target=lambda: out.append(guard.decide(make_input("wipe_host", {"host": "web-01"}))))
+        t.start()
+        t.join()
+    assert [d.allow for d in out] == [False] * 5
+    workers = [t for t in threading.enumerate() if t.name == "soclab-guard"]
+    assert len(workers) <= 1

@@ -25,6 +25,7 @@ input (a huge `seen` list, say) may cost before it is noticed.
 from __future__ import annotations
 
 import copy
+import queue
 import threading
 import time
 from pathlib import Path
@@ -32,7 +33,7 @@ from typing import Any
 
 import regorus
 
-from pytest_soclab.guard.decision import denied, enforced_for, from_raw
+from pytest_soclab.guard.decision import TIMEOUT_RULE, denied, enforced_for, from_raw
 from pytest_soclab.guard.policy import (
     DECISION_RULE,
     ITEM_RULE,
@@ -88,7 +89,11 @@ class RegorusGuard:
         self._files: list[PolicyFile] = [f for f in files if not f.is_test]
         self._data = data
         self._local = threading.local()
-        self._read_seen = _read_seen_kinds(self._state().engine)  # also compiles for the loading thread
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._owner = threading.current_thread()
+        self._read_seen = _read_seen_kinds(new_engine(self._files, self._data))
 
     def _state(self) -> _ThreadState:
         st = getattr(self._local, "state", None)
@@ -123,6 +128,39 @@ class RegorusGuard:
         st.engine.set_input(call_input)
 
     def decide(self, input: dict[str, Any]) -> GuardDecision:
+        """Decide in the thread that loaded the guard, else on the guard's own thread: a regorus
+        engine must live and die on one thread, and agents call from a fresh thread per item (an
+        engine per item would cost ~7 ms to compile, and dropping it from another thread is an error)."""
+        current = threading.current_thread()
+        if current is self._owner or current is self._thread:
+            return self._decide_here(input)
+        done = threading.Event()
+        box: list[GuardDecision] = []
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="soclab-guard", daemon=True)
+                self._thread.start()
+            self._jobs.put((input, box, done))
+        # A stuck evaluation must not hang the item: past the wait, deny (fail closed).
+        if not done.wait(max(2.0, self.timeout_ms / 1000 * 8)):
+            enforced = enforced_for(input) if isinstance(input, dict) else True
+            return denied(self.engine, f"no decision within {self.timeout_ms:g} ms: the engine is stuck",
+                          self.timeout_ms * 1000, enforced, rule_id=TIMEOUT_RULE)  # fmt: skip
+        return box[0]
+
+    def _serve(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                self._local.state = None  # drop this thread's engine here, on its own thread
+                return
+            input, box, done = job
+            try:
+                box.append(self._decide_here(input))
+            finally:
+                done.set()
+
+    def _decide_here(self, input: dict[str, Any]) -> GuardDecision:
         enforced = enforced_for(input) if isinstance(input, dict) else True
         t0 = time.perf_counter_ns()
         try:
@@ -141,7 +179,13 @@ class RegorusGuard:
         return from_raw(raw, self.engine, (time.perf_counter_ns() - t0) / 1000, self.timeout_ms, enforced)
 
     def close(self) -> None:
-        self._local = threading.local()
+        with self._lock:
+            thread, self._thread = self._thread, None
+            if thread is not None and thread.is_alive():
+                self._jobs.put(None)  # the engine is dropped on its own thread
+                thread.join(timeout=5)
+        if threading.current_thread() is self._owner:
+            self._local = threading.local()
 
 
 __all__ = ["CONTEXT_KEYS", "RegorusGuard"]
