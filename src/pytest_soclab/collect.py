@@ -13,6 +13,7 @@ import pytest
 
 from pytest_soclab import keys
 from pytest_soclab.errors import ScenarioFileError
+from pytest_soclab.failure_repr import item_failure_repr
 from pytest_soclab.itemflow import ItemFailed, ItemSpec
 from pytest_soclab.loader import Spec, kind_of_path, load_spec
 
@@ -111,7 +112,7 @@ class ScenarioItem(pytest.Function):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ItemFailed):
-            return str(excinfo.value)
+            return item_failure_repr(self.path, str(excinfo.value))
         return super().repr_failure(excinfo, style=style)
 
 

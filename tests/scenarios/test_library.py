@@ -88,7 +88,9 @@ def test_docs_list_every_scenario_with_its_family_and_severity() -> None:
         assert f"| {spec.family} |" in row, f"{spec.id}: family {spec.family} not in its row"
         if spec.kind == "attack":
             assert f"| {spec.severity} |" in row, f"{spec.id}: severity not in its row"
-    assert re.search(r"python -m pytest scenarios benign .*--soclab-mode=both", text)
+    # The command that produced the tables, and what it runs.
+    assert "python scripts/calibration.py" in text and (REPO / "scripts" / "calibration.py").is_file()
+    assert re.search(r"pytest scenarios benign .*--soclab-mode=both", text)
 
 
 def _flat(d: dict, prefix: str = "") -> dict:

@@ -43,8 +43,9 @@ class Agent:
 
 
 def _short_traceback(exc: BaseException, frames: int = 6) -> str:
-    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
-    return "".join(lines[-frames:]).rstrip()
+    # Frames only: the exception's own line is already the failure's headline.
+    lines = traceback.format_tb(exc.__traceback__)[-frames:]
+    return ("Traceback (most recent call last):\n" + "".join(lines)).rstrip()
 
 
 def run_agent(agent: Agent, trigger: dict[str, Any], sim: Simulator, timeout: float) -> AgentReport:
