@@ -9,7 +9,7 @@ from guard_fixtures import POLICY_DIR, make_input
 
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.guard import load_guard
-from pytest_soclab.guard.decision import ENGINE_ERROR_RULE, TIMEOUT_RULE
+from pytest_soclab.guard.decision import ENGINE_ERROR_RULE, TIMEOUT_RULE, from_raw
 
 LEGIT = ("es_search", {"index": "logs-*", "body": {"size": 10}})
 
@@ -27,6 +27,16 @@ def test_timeout_denies_an_otherwise_allowed_call() -> None:
     assert d.rule_ids == [TIMEOUT_RULE]
     assert d.error and "over the 0.001 ms timeout" in d.error
     assert d.duration_us > 1
+
+
+def test_the_timeout_counts_the_decisions_cpu_not_a_busy_machines_wall_clock() -> None:
+    ok = {"allow": True, "reasons": [], "rule_ids": []}
+    # 400 ms of wall clock while the decision itself spent 0.3 ms of CPU: a loaded machine, not a slow policy.
+    assert from_raw(ok, "regorus", 400_000, 250, True, cpu_us=300).allow
+    slow = from_raw(ok, "regorus", 400_000, 250, True, cpu_us=260_000)
+    assert not slow.allow and slow.rule_ids == [TIMEOUT_RULE] and "of CPU" in (slow.error or "")
+    # Out-of-process engines have no CPU figure: their wall clock is what counts.
+    assert not from_raw(ok, "opa", 400_000, 250, True).allow
 
 
 def test_engine_exception_denies(guard, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -29,12 +29,20 @@ def denied(
     )
 
 
-def from_raw(raw: Any, engine: str, duration_us: float, timeout_ms: float, enforced: bool) -> GuardDecision:
-    """Validate the policy's `decision` object; a malformed or undefined one denies."""
-    if duration_us > timeout_ms * 1000:
+def from_raw(
+    raw: Any, engine: str, duration_us: float, timeout_ms: float, enforced: bool, cpu_us: float | None = None
+) -> GuardDecision:
+    """Validate the policy's `decision` object; a malformed or undefined one denies.
+
+    The timeout is judged on `cpu_us` when the engine ran in this process: the CPU the
+    decision itself spent, so that a busy machine (other processes, a GC pause elsewhere)
+    cannot turn an allow into a timeout and make scores depend on the load.
+    """
+    spent = duration_us if cpu_us is None else cpu_us
+    if spent > timeout_ms * 1000:
         return denied(
             engine,
-            f"decision took {duration_us / 1000:.3f} ms, over the {timeout_ms:g} ms timeout",
+            f"decision took {spent / 1000:.3f} ms{'' if cpu_us is None else ' of CPU'}, over the {timeout_ms:g} ms timeout",
             duration_us,
             enforced,
             TIMEOUT_RULE,

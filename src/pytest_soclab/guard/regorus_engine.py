@@ -162,7 +162,7 @@ class RegorusGuard:
 
     def _decide_here(self, input: dict[str, Any]) -> GuardDecision:
         enforced = enforced_for(input) if isinstance(input, dict) else True
-        t0 = time.perf_counter_ns()
+        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         try:
             st = self._state()
             if isinstance(input, dict):
@@ -176,7 +176,8 @@ class RegorusGuard:
             if isinstance(input, dict) and (st := getattr(self._local, "state", None)) is not None:
                 st.context = None  # the engine's data may be half-updated: resend next time
             return denied(self.engine, clean_error(exc), (time.perf_counter_ns() - t0) / 1000, enforced)
-        return from_raw(raw, self.engine, (time.perf_counter_ns() - t0) / 1000, self.timeout_ms, enforced)
+        wall_us, cpu_us = (time.perf_counter_ns() - t0) / 1000, (time.thread_time_ns() - c0) / 1000
+        return from_raw(raw, self.engine, wall_us, self.timeout_ms, enforced, cpu_us=cpu_us)
 
     def close(self) -> None:
         with self._lock:
