@@ -135,6 +135,28 @@ def test_crashed_worker_is_counted_not_dropped(pytester: pytest.Pytester, soclab
     assert data["modes"]["protected"]["attacks"]["succeeded"] == ["ATK-901"]  # safety not shown
 
 
+def test_a_failed_items_headline_alone_reaches_the_summary_and_junit(
+    pytester: pytest.Pytester, soclab_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On CI pytest prints a plain-string failure whole into the short summary; ours keeps it to one line.
+    monkeypatch.setenv("CI", "1")
+    make_project(pytester, soclab_cache, agent="scripted_agents:wiper", ben=None)
+    headline = "ATK-901[baseline]: the attack succeeded (2 of 2 oracles failed)"
+    for extra in ([], ["-n", "2"]):
+        xml = pytester.path / "junit.xml"
+        result = pytester.runpytest_subprocess(
+            "--soclab-mode=baseline", f"--junitxml={xml}", "-p", "no:cacheprovider", *extra
+        )
+        result.assert_outcomes(failed=1)
+        out = result.stdout.str()
+        summary = out[out.index("short test summary info"):]
+        assert f"FAILED scenarios/ATK-901.yaml::ATK-901[baseline] - {headline}" in summary, extra
+        assert "oracle no-wipe" not in summary, extra  # the details stay in the failure section
+        assert "oracle no-wipe (not_called)" in out[: out.index("short test summary info")], extra
+        text = xml.read_text()
+        assert f'message="{headline}"' in text and "oracle no-wipe (not_called)" in text, extra
+
+
 def test_junit_suite_and_case_properties(pytester: pytest.Pytester, soclab_cache: Path) -> None:
     make_project(pytester, soclab_cache, agent="scripted_agents:isolator")
     for extra in ([], ["-n", "2"]):
