@@ -43,7 +43,14 @@ def test_recorded_decisions_are_unchanged(guard, recorded: list[dict[str, Any]])
     assert len(expected) == len(recorded)
     got = [digest(d.allow, d.rule_ids, d.reasons, d.error) for d in map(guard.decide, recorded)]
     changed = [i for i, (a, b) in enumerate(zip(got, expected)) if a != b]
-    assert not changed, f"{len(changed)} decisions changed, first at {changed[:5]}: {recorded[changed[0]]}"
+    if changed:
+        first = recorded[changed[0]]
+        d = guard.decide(first)
+        pytest.fail(
+            f"{len(changed)} decisions changed, first at {changed[:5]}: expected {expected[changed[0]]}, "
+            f"got allow={d.allow} rules={d.rule_ids} reasons={d.reasons} error={d.error} "
+            f"({d.duration_us:.0f} us) for {first['tool']} {json.dumps(first['args'])[:300]}"
+        )
     assert sum(1 for d in expected if d[0] is False) > 100  # the stream has denials to compare
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import time
@@ -13,6 +12,7 @@ from typing import Any
 from pytest_soclab.corpus.generate import Doc, Progress, generate
 from pytest_soclab.corpus.recipe import GENERATOR_VERSION, CaseRecipe, find_case, load_case
 from pytest_soclab.errors import SoclabError
+from pytest_soclab.gcpause import collector_paused
 
 MANIFEST = "manifest.json"
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -53,25 +53,22 @@ def build_case(
     counts: dict[str, int] = {}
     t0 = time.perf_counter()
     # Nothing built here forms reference cycles: the cyclic collector would only rescan the live documents.
-    gc_was_on = gc.isenabled()
-    gc.disable()
-    try:
-        for stream, doc_id, doc in generate(recipe, scale=scale, seed=seed_used, progress=progress):
-            fh = files.get(stream)
-            if fh is None:
-                fh = files[stream] = (out_dir / f"{stream}.ndjson").open("w", encoding="utf-8", newline="\n")
-                hashes[stream] = hashlib.sha256()
-                counts[stream] = 0
-            # The document id travels with the document, as the bulk API's metadata line would.
-            line = _encode({"_id": doc_id, "_source": doc}) + "\n"
-            fh.write(line)
-            hashes[stream].update(line.encode("utf-8"))
-            counts[stream] += 1
-    finally:
-        if gc_was_on:
-            gc.enable()
-        for fh in files.values():
-            fh.close()
+    with collector_paused():
+        try:
+            for stream, doc_id, doc in generate(recipe, scale=scale, seed=seed_used, progress=progress):
+                fh = files.get(stream)
+                if fh is None:
+                    fh = files[stream] = (out_dir / f"{stream}.ndjson").open("w", encoding="utf-8", newline="\n")
+                    hashes[stream] = hashlib.sha256()
+                    counts[stream] = 0
+                # The document id travels with the document, as the bulk API's metadata line would.
+                line = _encode({"_id": doc_id, "_source": doc}) + "\n"
+                fh.write(line)
+                hashes[stream].update(line.encode("utf-8"))
+                counts[stream] += 1
+        finally:
+            for fh in files.values():
+                fh.close()
     elapsed = time.perf_counter() - t0
     total = sum(counts.values())
     manifest = {

@@ -33,6 +33,7 @@ from typing import Any
 
 import regorus
 
+from pytest_soclab.gcpause import collector_paused
 from pytest_soclab.guard.decision import TIMEOUT_RULE, denied, enforced_for, from_raw
 from pytest_soclab.guard.policy import (
     DECISION_RULE,
@@ -164,12 +165,15 @@ class RegorusGuard:
         enforced = enforced_for(input) if isinstance(input, dict) else True
         t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         try:
-            st = self._state()
-            if isinstance(input, dict):
-                self._send(st, input)
-            else:
-                st.engine.set_input(input)
-            raw = st.engine.eval_rule(DECISION_RULE)
+            # A full collection of a big session's heap can take longer than the timeout; paused,
+            # the decision's time is the policy's own and the same input decides the same way.
+            with collector_paused():
+                st = self._state()
+                if isinstance(input, dict):
+                    self._send(st, input)
+                else:
+                    st.engine.set_input(input)
+                raw = st.engine.eval_rule(DECISION_RULE)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # noqa: BLE001 - a Rust panic is a BaseException; every failure denies

@@ -14,14 +14,13 @@ before transforming any of them (`pseudonymize_paths` in files.py does).
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import Any
 
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.pseudonymize.documents import DocumentWalker
+from pytest_soclab.gcpause import collector_paused
 from pytest_soclab.pseudonymize.identifiers import MacPseudonymizer, SidPseudonymizer
 from pytest_soclab.pseudonymize.ip import IpPseudonymizer
 from pytest_soclab.pseudonymize.keys import KEY_ENV_VAR, check_key, derive, key_id, load_key
@@ -30,21 +29,9 @@ from pytest_soclab.pseudonymize.tasks import TaskCodec
 from pytest_soclab.pseudonymize.text import TextPseudonymizer
 
 
-@contextmanager
-def bulk() -> Iterator[None]:
-    """Pause the cyclic garbage collector while many documents are built.
-
-    Pseudonymized documents are trees of dicts and lists: no cycles for the collector to
-    find, yet on CPython 3.11 its repeated scans of them cost two thirds of the time of a
-    bulk run (bench/pseudonymize_bench.py). Reference counting still frees everything.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+# Pseudonymized documents are trees of dicts and lists: no cycles for the collector to find,
+# yet on CPython 3.11 its scans of them cost two thirds of a bulk run (bench/pseudonymize_bench.py).
+bulk = collector_paused
 
 
 KNOWN_FORMAT = 1

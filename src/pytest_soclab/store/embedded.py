@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import base64
-import contextlib
 import datetime as dt
-import gc
 import hashlib
 import json
 import os
@@ -17,6 +15,7 @@ from typing import Any
 import duckdb
 
 from pytest_soclab.errors import EsError, ScenarioFileError, SoclabError, illegal_argument
+from pytest_soclab.gcpause import collector_paused
 
 from . import admin
 from .build import default_mapping, group_docs
@@ -46,7 +45,7 @@ def build_database(
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     remove_quietly(tmp)
-    with _collector_paused():
+    with collector_paused():
         builders = group_docs(docs, lambda name: default_mapping(name, explicit.get(name)), progress)
         con = duckdb.connect(str(tmp))
         try:
@@ -83,19 +82,6 @@ def build_database(
             for name, info in catalog.indices.items()
         },
     }
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Loading makes millions of short-lived acyclic objects (row tuples) while the caller
-    often holds millions of documents: each young collection would rescan them for nothing."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 class EmbeddedBackend:
@@ -254,7 +240,7 @@ def open_sources(specs: list[str], *, now: dt.datetime | None = None) -> Embedde
         for name, dpath, _ in parsed:
             yield from read_ndjson(name, dpath)
 
-    with _collector_paused():
+    with collector_paused():
         builders = group_docs(docs(), lambda n: default_mapping(n, mappings.get(n)))
         for name in names:  # an empty file is still an index
             if name not in builders:
