@@ -27,6 +27,7 @@ from pytest_soclab.llm.base import (
     UserMessage,
 )
 from pytest_soclab.llm.errors import LLMError
+from pytest_soclab.llm.factory import make_chat_model
 from pytest_soclab.llm.serialize import DEFAULT_MAX_CHARS, bounded_json, compact_json
 from pytest_soclab.llm.usage import Usage
 from pytest_soclab.models.report import AgentReport
@@ -148,3 +149,16 @@ class LLMAgent:
         except ToolError as exc:
             return ToolResult(call.id, call.name, compact_json(exc.body()), is_error=True), None
         return ToolResult(call.id, call.name, bounded_json(result, self.max_result_chars)), report
+
+
+def llm_agent(
+    spec: str,
+    *,
+    system_prompt: str | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    max_result_chars: int = DEFAULT_MAX_CHARS,
+    **model_options: Any,
+) -> LLMAgent:
+    """An LLMAgent on make_chat_model(spec, **model_options): the one build behind every provider's agent."""
+    chat = make_chat_model(spec, **model_options)
+    return LLMAgent(chat, system_prompt=system_prompt, max_turns=max_turns, max_result_chars=max_result_chars)

@@ -4,23 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_soclab.agents.llm_agent import DEFAULT_MAX_TURNS, LLMAgent
-from pytest_soclab.llm.factory import make_chat_model
-from pytest_soclab.llm.serialize import DEFAULT_MAX_CHARS
+from pytest_soclab.agents.llm_agent import LLMAgent, llm_agent
 
 
-def openai_agent(
-    model: str,
-    *,
-    system_prompt: str | None = None,
-    max_turns: int = DEFAULT_MAX_TURNS,
-    max_result_chars: int = DEFAULT_MAX_CHARS,
-    **model_options: Any,
-) -> LLMAgent:
+def openai_agent(model: str, **options: Any) -> LLMAgent:
     """The agent for `--soclab-agent=openai:MODEL`.
 
-    model_options go to make_chat_model: base_url, api_key (default OPENAI_BASE_URL, OPENAI_API_KEY),
-    timeout, max_retries, seed, prices, temperature, max_tokens, tool_choice, tool_result_role, extra_body.
+    options: the agent's system_prompt, max_turns, max_result_chars (see llm_agent), and make_chat_model's
+    base_url, api_key (default OPENAI_BASE_URL, OPENAI_API_KEY), timeout, max_retries, seed, prices,
+    temperature, max_tokens, tool_choice, tool_result_role, extra_body.
     """
-    chat = make_chat_model(f"openai:{model}", **model_options)
-    return LLMAgent(chat, system_prompt=system_prompt, max_turns=max_turns, max_result_chars=max_result_chars)
+    return llm_agent(f"openai:{model}", **options)

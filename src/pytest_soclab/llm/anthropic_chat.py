@@ -9,42 +9,26 @@ blocks must).
 
 from __future__ import annotations
 
-import asyncio
-import importlib
 import os
 from typing import Any
 
 from pytest_soclab.llm.base import (
     AssistantMessage,
-    ChatModel,
     ChatTurn,
     Message,
+    SDKChatModel,
     ToolCallRequest,
     ToolResultsMessage,
     UserMessage,
 )
-from pytest_soclab.llm.errors import LLMError, MissingExtraError
-from pytest_soclab.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, sdk_failure_classifier
+from pytest_soclab.llm.base import attr_or_key as _get
+from pytest_soclab.llm.errors import LLMError
+from pytest_soclab.llm.retry import RetryPolicy
 from pytest_soclab.llm.serialize import compact_json
 from pytest_soclab.llm.usage import Price
 
 NO_KEY = "soclab-no-key"
 DEFAULT_MAX_TOKENS = 4096
-
-
-def _sdk() -> Any:
-    try:
-        return importlib.import_module("anthropic")
-    except ModuleNotFoundError as exc:
-        if exc.name == "anthropic":
-            raise MissingExtraError("anthropic", "anthropic") from None
-        raise
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
 
 
 def _block_param(block: Any) -> dict[str, Any]:
@@ -72,8 +56,12 @@ def _block_param(block: Any) -> dict[str, Any]:
     return block.model_dump(exclude_none=True)
 
 
-class AnthropicChatModel(ChatModel):
+class AnthropicChatModel(SDKChatModel):
     provider = "anthropic"
+    sdk_module = "anthropic"
+    sync_client_class = "Anthropic"
+    async_client_class = "AsyncAnthropic"
+    base_url_env = "ANTHROPIC_BASE_URL"
 
     def __init__(
         self,
@@ -87,9 +75,9 @@ class AnthropicChatModel(ChatModel):
         extra_body: dict[str, Any] | None = None,
         price: Price | None = None,
     ):
-        self._sdk = _sdk()
-        self.model = model
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        super().__init__(
+            model, base_url=base_url, timeout=timeout, policy=policy, extra_body=extra_body, price=price
+        )
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         self._auth_token = None if key else os.environ.get("ANTHROPIC_AUTH_TOKEN")
         if not key and not self._auth_token:
@@ -97,28 +85,14 @@ class AnthropicChatModel(ChatModel):
                 raise LLMError(f"anthropic:{model} needs an API key: set ANTHROPIC_API_KEY")
             key = NO_KEY
         self._api_key = key
-        self.timeout = timeout
-        self.policy = policy or RetryPolicy()
         self.max_tokens = max_tokens or DEFAULT_MAX_TOKENS
-        self.extra_body = dict(extra_body or {})
-        self.price = price
-        self._classify = sdk_failure_classifier(self._sdk)
-        self._client: Any = None
-        self._aclient: Any = None
-        self._aclient_loop: asyncio.AbstractEventLoop | None = None
 
-    def settings(self) -> dict[str, Any]:
+    def sampling_settings(self) -> dict[str, Any]:
         return {
-            "provider": self.provider,
-            "model": self.model,
-            "base_url": self.base_url,
             "temperature": None,  # not offered by the Messages API of the pinned SDK
             "seed": None,
             "max_tokens": self.max_tokens,
             "tool_choice": "auto",
-            "timeout_s": self.timeout,
-            "max_retries": self.policy.max_retries,
-            "price_per_mtok": self.price.model_dump() if self.price else None,
         }
 
     def _client_kwargs(self) -> dict[str, Any]:
@@ -131,23 +105,8 @@ class AnthropicChatModel(ChatModel):
             kw["base_url"] = self.base_url
         return kw
 
-    def _sync_client(self) -> Any:
-        if self._client is None:
-            self._client = self._sdk.Anthropic(**self._client_kwargs())
-        return self._client
-
-    def _async_client(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if self._aclient is None or self._aclient_loop is not loop:
-            self._aclient = self._sdk.AsyncAnthropic(**self._client_kwargs())
-            self._aclient_loop = loop
-        return self._aclient
-
-    async def aclose(self) -> None:
-        client, loop = self._aclient, self._aclient_loop
-        self._aclient = self._aclient_loop = None
-        if client is not None and loop is asyncio.get_running_loop():
-            await client.close()
+    def _send(self, client: Any, req: dict[str, Any]) -> Any:
+        return client.messages.create(**req)
 
     def request(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
         wire: list[dict[str, Any]] = []
@@ -231,19 +190,3 @@ class AnthropicChatModel(ChatModel):
             retries=retries,
             raw=list(blocks),
         )
-
-    def chat(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> ChatTurn:
-        req = self.request(system, messages, tools)
-        client = self._sync_client()
-        resp, retries = call_with_retries(
-            self.spec, lambda: client.messages.create(**req), self._classify, self.policy
-        )
-        return self.parse(resp, retries)
-
-    async def achat(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> ChatTurn:
-        req = self.request(system, messages, tools)
-        client = self._async_client()
-        resp, retries = await acall_with_retries(
-            self.spec, lambda: client.messages.create(**req), self._classify, self.policy
-        )
-        return self.parse(resp, retries)

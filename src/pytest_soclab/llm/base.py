@@ -3,18 +3,23 @@
 A conversation is a list of neutral messages (user text, an assistant turn, a
 batch of tool results); each provider converts it to its wire format. A turn
 keeps the provider's own form of the assistant message (`raw`) where the
-provider needs it back verbatim (Anthropic thinking blocks).
+provider needs it back verbatim (Anthropic thinking blocks). SDKChatModel holds
+what the two SDK-backed providers share: clients, retries, the call itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import html
+import importlib
 import json
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_soclab.llm.retry import RetryPolicy
+from pytest_soclab.llm.errors import MissingExtraError
+from pytest_soclab.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, sdk_failure_classifier
 from pytest_soclab.llm.usage import Price, Usage
 
 
@@ -142,3 +147,124 @@ class ChatModel(ABC):
         usage = self.new_usage()
         usage.add(turn.input_tokens, turn.output_tokens, turn.retries)
         return turn.text, {"provider": self.provider, "model": self.model, **usage.to_dict()}
+
+
+def import_sdk(module: str) -> Any:
+    """The provider SDK, imported only when a model is made (the SDKs are optional extras named alike)."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            raise MissingExtraError(module, module) from None
+        raise
+
+
+def attr_or_key(obj: Any, name: str, default: Any = None) -> Any:
+    """Attribute or key: loosely built SDK objects can hold plain dicts where a server bends the schema."""
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+class SDKChatModel(ChatModel):
+    """A ChatModel on the openai or anthropic SDK: the two share client handling, retries and settings.
+
+    Subclasses name the SDK and its client classes, and supply the client keyword arguments,
+    the wire format (request/parse), the create call (_send) and their sampling settings.
+    """
+
+    sdk_module: str
+    sync_client_class: str
+    async_client_class: str
+    base_url_env: str
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None,
+        timeout: float,
+        policy: RetryPolicy | None,
+        extra_body: dict[str, Any] | None,
+        price: Price | None,
+    ):
+        # The SDK first: a missing extra is the error to show even when the key is missing too.
+        self._sdk = import_sdk(self.sdk_module)
+        self.model = model
+        self.base_url = base_url or os.environ.get(self.base_url_env) or None
+        self.timeout = timeout
+        self.policy = policy or RetryPolicy()
+        self.extra_body = dict(extra_body or {})
+        self.price = price
+        self._classify = sdk_failure_classifier(self._sdk)
+        self._client: Any = None
+        self._aclient: Any = None
+        self._aclient_loop: asyncio.AbstractEventLoop | None = None
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "base_url": self.base_url,
+            **self.sampling_settings(),
+            "timeout_s": self.timeout,
+            "max_retries": self.policy.max_retries,
+            "price_per_mtok": self.price.model_dump() if self.price else None,
+        }
+
+    @abstractmethod
+    def sampling_settings(self) -> dict[str, Any]:
+        """The provider's published sampling and request settings, in the order settings() lists them."""
+
+    @abstractmethod
+    def request(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        """The keyword arguments of the SDK's create call for this conversation."""
+
+    @abstractmethod
+    def parse(self, resp: Any, retries: int) -> ChatTurn:
+        """The SDK's response as a neutral turn."""
+
+    @abstractmethod
+    def _send(self, client: Any, req: dict[str, Any]) -> Any:
+        """The SDK's create call on either client (the async client returns an awaitable)."""
+
+    @abstractmethod
+    def _client_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of both SDK client classes (max_retries=0: retry.py retries)."""
+
+    # -- clients --------------------------------------------------------------------------------
+    def _sync_client(self) -> Any:
+        if self._client is None:
+            self._client = getattr(self._sdk, self.sync_client_class)(**self._client_kwargs())
+        return self._client
+
+    def _async_client(self) -> Any:
+        # An async HTTP client belongs to one event loop; the runner may use a new loop per item.
+        loop = asyncio.get_running_loop()
+        if self._aclient is None or self._aclient_loop is not loop:
+            self._aclient = getattr(self._sdk, self.async_client_class)(**self._client_kwargs())
+            self._aclient_loop = loop
+        return self._aclient
+
+    async def aclose(self) -> None:
+        client, loop = self._aclient, self._aclient_loop
+        self._aclient = self._aclient_loop = None
+        if client is not None and loop is asyncio.get_running_loop():
+            await client.close()
+
+    # -- calls ----------------------------------------------------------------------------------
+    def chat(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> ChatTurn:
+        req = self.request(system, messages, tools)
+        client = self._sync_client()
+        resp, retries = call_with_retries(
+            self.spec, lambda: self._send(client, req), self._classify, self.policy
+        )
+        return self.parse(resp, retries)
+
+    async def achat(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> ChatTurn:
+        req = self.request(system, messages, tools)
+        client = self._async_client()
+        resp, retries = await acall_with_retries(
+            self.spec, lambda: self._send(client, req), self._classify, self.policy
+        )
+        return self.parse(resp, retries)

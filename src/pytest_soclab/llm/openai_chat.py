@@ -11,23 +11,22 @@ Compatibility choices, each for a server seen to need it:
 
 from __future__ import annotations
 
-import asyncio
-import importlib
 import os
 from typing import Any, Literal
 
 from pytest_soclab.llm.base import (
     AssistantMessage,
-    ChatModel,
     ChatTurn,
     Message,
+    SDKChatModel,
     ToolCallRequest,
     ToolResultsMessage,
     UserMessage,
     parse_tool_arguments,
 )
-from pytest_soclab.llm.errors import LLMError, MissingExtraError
-from pytest_soclab.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, sdk_failure_classifier
+from pytest_soclab.llm.base import attr_or_key as _get
+from pytest_soclab.llm.errors import LLMError
+from pytest_soclab.llm.retry import RetryPolicy
 from pytest_soclab.llm.serialize import compact_json
 from pytest_soclab.llm.usage import Price
 
@@ -35,24 +34,12 @@ from pytest_soclab.llm.usage import Price
 NO_KEY = "soclab-no-key"
 
 
-def _sdk() -> Any:
-    try:
-        return importlib.import_module("openai")
-    except ModuleNotFoundError as exc:
-        if exc.name == "openai":
-            raise MissingExtraError("openai", "openai") from None
-        raise
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    """Attribute or key: loosely built SDK objects can hold plain dicts where a server bends the schema."""
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-class OpenAIChatModel(ChatModel):
+class OpenAIChatModel(SDKChatModel):
     provider = "openai"
+    sdk_module = "openai"
+    sync_client_class = "OpenAI"
+    async_client_class = "AsyncOpenAI"
+    base_url_env = "OPENAI_BASE_URL"
 
     def __init__(
         self,
@@ -70,9 +57,9 @@ class OpenAIChatModel(ChatModel):
         extra_body: dict[str, Any] | None = None,
         price: Price | None = None,
     ):
-        self._sdk = _sdk()
-        self.model = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        super().__init__(
+            model, base_url=base_url, timeout=timeout, policy=policy, extra_body=extra_body, price=price
+        )
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if not self.base_url:
@@ -82,8 +69,6 @@ class OpenAIChatModel(ChatModel):
                 )
             key = NO_KEY
         self._api_key = key
-        self.timeout = timeout
-        self.policy = policy or RetryPolicy()
         self.seed = seed
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -95,26 +80,14 @@ class OpenAIChatModel(ChatModel):
             )
         self.tool_choice = tool_choice
         self.tool_result_role = tool_result_role
-        self.extra_body = dict(extra_body or {})
-        self.price = price
-        self._classify = sdk_failure_classifier(self._sdk)
-        self._client: Any = None
-        self._aclient: Any = None
-        self._aclient_loop: asyncio.AbstractEventLoop | None = None
 
-    def settings(self) -> dict[str, Any]:
+    def sampling_settings(self) -> dict[str, Any]:
         return {
-            "provider": self.provider,
-            "model": self.model,
-            "base_url": self.base_url,
             "temperature": self.temperature,
             "seed": self.seed,
             "max_tokens": self.max_tokens,
             "tool_choice": self.tool_choice,
             "tool_result_role": self.tool_result_role,
-            "timeout_s": self.timeout,
-            "max_retries": self.policy.max_retries,
-            "price_per_mtok": self.price.model_dump() if self.price else None,
         }
 
     # -- clients --------------------------------------------------------------------------------
@@ -124,24 +97,8 @@ class OpenAIChatModel(ChatModel):
             kw["base_url"] = self.base_url
         return kw
 
-    def _sync_client(self) -> Any:
-        if self._client is None:
-            self._client = self._sdk.OpenAI(**self._client_kwargs())
-        return self._client
-
-    def _async_client(self) -> Any:
-        # An async HTTP client belongs to one event loop; the runner may use a new loop per item.
-        loop = asyncio.get_running_loop()
-        if self._aclient is None or self._aclient_loop is not loop:
-            self._aclient = self._sdk.AsyncOpenAI(**self._client_kwargs())
-            self._aclient_loop = loop
-        return self._aclient
-
-    async def aclose(self) -> None:
-        client, loop = self._aclient, self._aclient_loop
-        self._aclient = self._aclient_loop = None
-        if client is not None and loop is asyncio.get_running_loop():
-            await client.close()
+    def _send(self, client: Any, req: dict[str, Any]) -> Any:
+        return client.chat.completions.create(**req)
 
     # -- wire format ----------------------------------------------------------------------------
     def request(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
@@ -232,20 +189,3 @@ class OpenAIChatModel(ChatModel):
             retries=retries,
             raw=message,
         )
-
-    # -- calls ----------------------------------------------------------------------------------
-    def chat(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> ChatTurn:
-        req = self.request(system, messages, tools)
-        client = self._sync_client()
-        resp, retries = call_with_retries(
-            self.spec, lambda: client.chat.completions.create(**req), self._classify, self.policy
-        )
-        return self.parse(resp, retries)
-
-    async def achat(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> ChatTurn:
-        req = self.request(system, messages, tools)
-        client = self._async_client()
-        resp, retries = await acall_with_retries(
-            self.spec, lambda: client.chat.completions.create(**req), self._classify, self.policy
-        )
-        return self.parse(resp, retries)

@@ -74,11 +74,14 @@ class RetryPolicy:
         return min(self.base_delay * (2**attempt), self.max_delay)
 
 
-def _give_up(label: str, failure: Failure, attempts: int, exc: BaseException) -> LLMError:
-    tail = f" after {attempts} attempts" if attempts > 1 else ""
-    err = LLMError(f"{label}: {failure.description}{tail}")
-    err.__cause__ = exc
-    return err
+def _delay_or_give_up(
+    label: str, failure: Failure, attempt: int, policy: RetryPolicy, exc: BaseException
+) -> float:
+    """The wait before retry number `attempt`, or the final LLMError: one decision for both loops."""
+    if failure.retryable and attempt < policy.max_retries:
+        return policy.delay(attempt, failure)
+    tail = f" after {attempt + 1} attempts" if attempt > 0 else ""
+    raise LLMError(f"{label}: {failure.description}{tail}") from exc
 
 
 def call_with_retries(
@@ -96,9 +99,7 @@ def call_with_retries(
             failure = classify(exc)
             if failure is None:
                 raise
-            if not failure.retryable or attempt >= policy.max_retries:
-                raise _give_up(label, failure, attempt + 1, exc) from exc
-            policy.sleep(policy.delay(attempt, failure))
+            policy.sleep(_delay_or_give_up(label, failure, attempt, policy, exc))
             attempt += 1
 
 
@@ -117,9 +118,7 @@ async def acall_with_retries(
             failure = classify(exc)
             if failure is None:
                 raise
-            if not failure.retryable or attempt >= policy.max_retries:
-                raise _give_up(label, failure, attempt + 1, exc) from exc
-            await policy.asleep(policy.delay(attempt, failure))
+            await policy.asleep(_delay_or_give_up(label, failure, attempt, policy, exc))
             attempt += 1
 
 
