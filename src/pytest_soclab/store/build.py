@@ -133,6 +133,13 @@ class TableBuilder:
     def columns(self) -> dict[str, Column]:
         return {p: Column(p, s.fdef, s.multi) for p, s in sorted(self.cols.items())}
 
+    def _key_arrays(self, seq0: int) -> dict[str, pa.Array]:
+        """The `_id` and `__seq` columns both chunk paths start their table with."""
+        return {
+            ID_COL: pa.array(self.ids, pa.string()),
+            SEQ_COL: pa.array(range(seq0, seq0 + len(self.ids)), pa.int64()),
+        }
+
     # ---------------------------------------------------------------- fast path
 
     def _arrow_chunk(self, seq0: int) -> Chunk:
@@ -140,11 +147,7 @@ class TableBuilder:
             leaves = self._shaped_leaves()
         except _Fallback:
             leaves = self._inferred_leaves()
-        n = len(self.ids)
-        arrays: dict[str, pa.Array] = {
-            ID_COL: pa.array(self.ids, pa.string()),
-            SEQ_COL: pa.array(range(seq0, seq0 + n), pa.int64()),
-        }
+        arrays = self._key_arrays(seq0)
         convs: dict[str, str] = {}
         lists: set[str] = set()
         for path, raw in leaves.items():
@@ -354,10 +357,7 @@ class TableBuilder:
             for path, value in flatten(source, self.opaque).items():
                 self._add_value(row, path, value)
         n = len(self.ids)
-        arrays: dict[str, pa.Array] = {
-            ID_COL: pa.array(self.ids, pa.string()),
-            SEQ_COL: pa.array(range(seq0, seq0 + n), pa.int64()),
-        }
+        arrays = self._key_arrays(seq0)
         convs: dict[str, str] = {}
         lists: set[str] = set()
         for path, state in self.cols.items():

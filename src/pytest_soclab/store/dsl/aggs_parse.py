@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,22 +61,17 @@ def _float(params: dict[str, Any], key: str, default: float) -> float:
     value = params.get(key, default)
     if isinstance(value, bool) or value is None:
         raise parsing_exception(f"[{key}] must be a number, got [{value}]")
+    return _number_param(value, key, parsing_exception)
+
+
+def _number_param(value: Any, what: str, error: Callable[[str], EsError] = bad_request) -> float:
+    """`value` as a finite float; callers differ only in the error type Elasticsearch raises."""
     try:
         num = float(value)
     except (TypeError, ValueError):
-        raise parsing_exception(f"[{key}] must be a number, got [{value}]") from None
+        raise error(f"[{what}] must be a number, got [{value}]") from None
     if not math.isfinite(num):
-        raise parsing_exception(f"[{key}] must be a finite number, got [{value}]")
-    return num
-
-
-def _number_param(value: Any, what: str) -> float:
-    try:
-        num = float(value)
-    except (TypeError, ValueError):
-        raise bad_request(f"[{what}] must be a number, got [{value}]") from None
-    if not math.isfinite(num):
-        raise bad_request(f"[{what}] must be a finite number, got [{value}]")
+        raise error(f"[{what}] must be a finite number, got [{value}]")
     return num
 
 

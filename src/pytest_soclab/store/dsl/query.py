@@ -288,21 +288,21 @@ def _in(ref: FieldRef, lits: list[str]) -> str:
 
 
 def _or(parts: list[str]) -> str:
-    parts = [p for p in parts if p != FALSE]
-    if not parts:
-        return FALSE
-    if TRUE in parts:
-        return TRUE
-    return parts[0] if len(parts) == 1 else "(" + " OR ".join(f"({p})" for p in parts) + ")"
+    return _connect(parts, "OR", FALSE, TRUE)
 
 
 def _and(parts: list[str]) -> str:
-    parts = [p for p in parts if p != TRUE]
+    return _connect(parts, "AND", TRUE, FALSE)
+
+
+def _connect(parts: list[str], op: str, unit: str, zero: str) -> str:
+    """Join predicates with `op`, folding constants: `unit` (its identity) drops out, `zero` wins."""
+    parts = [p for p in parts if p != unit]
     if not parts:
-        return TRUE
-    if FALSE in parts:
-        return FALSE
-    return parts[0] if len(parts) == 1 else "(" + " AND ".join(f"({p})" for p in parts) + ")"
+        return unit
+    if zero in parts:
+        return zero
+    return parts[0] if len(parts) == 1 else "(" + f" {op} ".join(f"({p})" for p in parts) + ")"
 
 
 def _resolve(ctx: Ctx, name: str) -> FieldRef | None:
@@ -465,62 +465,69 @@ def _range_literal(ref: FieldRef, value: Any, ctx: Ctx, *, is_lower: bool, inclu
     return string(_as_string(value))
 
 
-def _prefix(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
-    name, opts = _field_body("prefix", body)
-    _check_keys("prefix", opts, {"value", "case_insensitive", "rewrite"})
+def _pattern_query(kind: str, body: Any, ctx: Ctx, keys: set[str], on_index: Callable[[str, set[str]], bool],
+                   pred: Callable[[FieldRef, str, bool, Ctx], str]) -> Compiled:  # fmt: skip
+    """The frame prefix and wildcard share: options, `_index` matched against the index's own names
+    with `on_index(value, names)`, an unmapped field matching nothing, else `pred` on the field."""
+    name, opts = _field_body(kind, body)
+    _check_keys(kind, opts, {"value", "case_insensitive", "rewrite"} | keys)
     value = _as_string(opts["value"])
     ci = bool(opts.get("case_insensitive", False))
     if name == "_index":
-        ok = any(n.startswith(value) for n in _index_names(ctx))
-        return _scored(TRUE if ok else FALSE, _boost(opts))
+        return _scored(TRUE if on_index(value, _index_names(ctx)) else FALSE, _boost(opts))
     ref = _resolve(ctx, name)
     if ref is None:
         return Compiled(FALSE, "0.0")
-    return _scored(_prefix_pred(ref, value, ci, ctx), _boost(opts))
+    return _scored(pred(ref, value, ci, ctx), _boost(opts))
+
+
+def _prefix(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
+    return _pattern_query("prefix", body, ctx, set(), _index_prefix, _prefix_pred)
+
+
+def _index_prefix(value: str, names: set[str]) -> bool:
+    return any(n.startswith(value) for n in names)
+
+
+def _is_text_not_keyword(kind: str, ref: FieldRef, ctx: Ctx) -> bool:
+    """For the string-pattern queries (prefix, wildcard, regexp): True on a text field, False on a
+    keyword field or `_id`; any other field type fails with Elasticsearch's message."""
+    if _is_text(ref):
+        return True
+    if _is_keyword(ref) or ref.column == "_id":
+        return False
+    raise ctx.fail(
+        "query_shard_exception",
+        f"Can only use {kind} queries on keyword and text fields - not on [{ref.name}] which is of type [{ref.type}]",
+    )
 
 
 def _prefix_pred(ref: FieldRef, value: str, ci: bool, ctx: Ctx) -> str:
-    if _is_text(ref):
+    if _is_text_not_keyword("prefix", ref, ctx):
         v = value.lower() if ci else value
         if v != v.lower():
             return FALSE
         return _any(ref, lambda x: text.match_sql(x, text.prefix_regex(v), v))
-    if _is_keyword(ref) or ref.column == "_id":
-        if ci:
-            return _any(ref, lambda x: f"starts_with(lower({x}), {string(value.lower())})")
-        return _any(ref, lambda x: f"starts_with({x}, {string(value)})")
-    raise ctx.fail(
-        "query_shard_exception",
-        f"Can only use prefix queries on keyword and text fields - not on [{ref.name}] which is of type [{ref.type}]",
-    )
+    if ci:
+        return _any(ref, lambda x: f"starts_with(lower({x}), {string(value.lower())})")
+    return _any(ref, lambda x: f"starts_with({x}, {string(value)})")
 
 
 def _wildcard(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
-    name, opts = _field_body("wildcard", body)
-    _check_keys("wildcard", opts, {"value", "wildcard", "case_insensitive", "rewrite"})
-    value = _as_string(opts["value"])
-    ci = bool(opts.get("case_insensitive", False))
-    if name == "_index":
-        rx = re.compile("^" + ".*".join(re.escape(p) for p in value.split("*")) + "$")
-        ok = any(rx.match(n) for n in _index_names(ctx))
-        return _scored(TRUE if ok else FALSE, _boost(opts))
-    ref = _resolve(ctx, name)
-    if ref is None:
-        return Compiled(FALSE, "0.0")
-    return _scored(_wildcard_pred(ref, value, ci, ctx), _boost(opts))
+    return _pattern_query("wildcard", body, ctx, {"wildcard"}, _index_glob, _wildcard_pred)
+
+
+def _index_glob(value: str, names: set[str]) -> bool:
+    rx = re.compile("^" + ".*".join(re.escape(p) for p in value.split("*")) + "$")
+    return any(rx.match(n) for n in names)
 
 
 def _wildcard_pred(ref: FieldRef, value: str, ci: bool, ctx: Ctx) -> str:
-    if _is_text(ref):
+    if _is_text_not_keyword("wildcard", ref, ctx):
         v = value.lower() if ci else value
         lit = max((p for p in v.replace("?", "*").split("*")), key=len, default="")
         return _any(ref, lambda x: text.match_sql(x, text.wildcard_token_regex(v), lit or None))
-    if _is_keyword(ref) or ref.column == "_id":
-        return _any(ref, lambda x: glob_sql(x, value, ci))
-    raise ctx.fail(
-        "query_shard_exception",
-        f"Can only use wildcard queries on keyword and text fields - not on [{ref.name}] which is of type [{ref.type}]",
-    )
+    return _any(ref, lambda x: glob_sql(x, value, ci))
 
 
 def _regexp(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
@@ -532,15 +539,10 @@ def _regexp(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
     pattern = to_re2(_as_string(opts["value"]), parse_flags(opts.get("flags")))
     if opts.get("case_insensitive"):
         pattern = "(?i)" + pattern
-    if _is_text(ref):
+    if _is_text_not_keyword("regexp", ref, ctx):
         full = text.LEFT + "(?:" + pattern + ")" + text.RIGHT
         return _scored(_any(ref, lambda x: text.match_sql(x, full)), _boost(opts))
-    if _is_keyword(ref) or ref.column == "_id":
-        return _scored(_any(ref, lambda x: f"regexp_full_match({x}, {string(pattern)})"), _boost(opts))
-    raise ctx.fail(
-        "query_shard_exception",
-        f"Can only use regexp queries on keyword and text fields - not on [{ref.name}] which is of type [{ref.type}]",
-    )
+    return _scored(_any(ref, lambda x: f"regexp_full_match({x}, {string(pattern)})"), _boost(opts))
 
 
 def _fuzzy(body: Any, ctx: Ctx, scoring: bool) -> Compiled:

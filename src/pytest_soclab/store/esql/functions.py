@@ -61,64 +61,83 @@ def _const_str(ctx: Ctx, call: A.Call, i: int, te: TE, what: str) -> str | None:
     return te.value
 
 
+# ---------------------------------------------------------------------------- the shared frame
+
+# An argument's allowed types and the name Elasticsearch's type error gives them.
+ArgType = tuple[tuple[str, ...], str]
+# The part of a builder after the frame: (ctx, call, args, their single values) -> result.
+Body = Callable[[Ctx, A.Call, list[TE], list[TE]], TE]
+
+S: ArgType = (STR, "string")
+I: ArgType = (("integer", "long"), "integer")
+I32: ArgType = (("integer",), "integer")
+N: ArgType = (NUM, "numeric")
+D: ArgType = (DATE, "datetime")
+IP: ArgType = (("ip",), "ip")
+
+
+def _args_ok(ctx: Ctx, call: A.Call, args: list[TE], arg_types: list[ArgType], *,
+             first_only: bool = False) -> bool:  # fmt: skip
+    """Whether every argument has an allowed type (the last entry of `arg_types` serves any further
+    arguments) and none is already bad. Each mismatch is reported, or with `first_only` just the first:
+    the builders written with `all(...)` always stopped there, and their messages stay as they were."""
+    ok = True
+    for i, te in enumerate(args):
+        allowed, desc = arg_types[min(i, len(arg_types) - 1)]
+        if not expect(ctx, call, i, te, allowed, desc):
+            ok = False
+            if first_only:
+                break
+    return ok and not _bad(args)
+
+
+def _typed(result: str, arg_types: list[ArgType], *, first_only: bool = False,
+           null_type: Callable[[list[TE]], str] | None = None) -> Callable[[Body], Builder]:  # fmt: skip
+    """The frame most scalar functions share, as a decorator: type-check the arguments (a mismatch gives
+    a bad NULL of `result`), take their single values, and a NULL argument gives a NULL result (of
+    `null_type(values)` where that depends on the arguments). Only then does the body build the SQL.
+    This runs once per call site at translation time, never per row."""
+
+    def wrap(body: Body) -> Builder:
+        def build(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
+            if not _args_ok(ctx, call, args, arg_types, first_only=first_only):
+                return TE("NULL", result, bad=True)
+            vals = _single(ctx, call, args)
+            if any(v.type == "null" for v in vals):
+                return _null_of(null_type(vals) if null_type else result)
+            return body(ctx, call, args, vals)
+
+        return build
+
+    return wrap
+
+
 # ---------------------------------------------------------------------------- string functions
 
 
-def _string_fn(sql: Callable[..., str], result: str, arg_types: list[tuple[tuple[str, ...], str]]) -> Builder:
-    def build(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-        ok = True
-        for i, te in enumerate(args):
-            allowed, desc = arg_types[min(i, len(arg_types) - 1)]
-            ok &= expect(ctx, call, i, te, allowed, desc)
-        if not ok or _bad(args):
-            return TE("NULL", result, bad=True)
-        vals = _single(ctx, call, args)
-        if any(v.type == "null" for v in vals):
-            return _null_of(result)
+def _string_fn(sql: Callable[..., str], result: str, arg_types: list[ArgType], *,
+               first_only: bool = False) -> Builder:  # fmt: skip
+    """A function whose SQL is a template of its single-valued arguments' SQL."""
+
+    def body(ctx: Ctx, call: A.Call, args: list[TE], vals: list[TE]) -> TE:
         return TE(sql(*[v.sql for v in vals]), result)
 
-    return build
+    return _typed(result, arg_types, first_only=first_only)(body)
 
 
-S = (STR, "string")
-I = (("integer", "long"), "integer")
-N = (NUM, "numeric")
+_concat = _string_fn(lambda *parts: "(" + " || ".join(parts) + ")", "keyword", [S], first_only=True)
 
 
-def _concat(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = all(expect(ctx, call, i, a, STR, "string") for i, a in enumerate(args))
-    if not ok or _bad(args):
-        return TE("NULL", "keyword", bad=True)
-    vals = _single(ctx, call, args)
-    if any(v.type == "null" for v in vals):
-        return _null_of("keyword")
-    return TE("(" + " || ".join(v.sql for v in vals) + ")", "keyword")
-
-
-def _locate(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = expect(ctx, call, 0, args[0], STR, "string") & expect(ctx, call, 1, args[1], STR, "string")
-    if len(args) > 2:
-        ok &= expect(ctx, call, 2, args[2], ("integer",), "integer")
-    if not ok or _bad(args):
-        return TE("NULL", "integer", bad=True)
-    v = _single(ctx, call, args)
-    if any(x.type == "null" for x in v):
-        return _null_of("integer")
+@_typed("integer", [S, S, I32])
+def _locate(ctx: Ctx, call: A.Call, args: list[TE], v: list[TE]) -> TE:
     if len(v) == 2:
         return TE(f"strpos({v[0].sql}, {v[1].sql})::INTEGER", "integer")
     s, sub, start = v[0].sql, v[1].sql, f"greatest({v[2].sql}, 1)"
     return TE(f"(CASE WHEN strpos(substring({s}, {start}), {sub}) = 0 THEN 0 ELSE strpos(substring({s}, {start}), {sub}) + {start} - 1 END)::INTEGER", "integer")
 
 
-def _substring(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = expect(ctx, call, 0, args[0], STR, "string") & expect(ctx, call, 1, args[1], ("integer",), "integer")
-    if len(args) > 2:
-        ok &= expect(ctx, call, 2, args[2], ("integer",), "integer")
-    if not ok or _bad(args):
-        return TE("NULL", "keyword", bad=True)
-    v = _single(ctx, call, args)
-    if any(x.type == "null" for x in v):
-        return _null_of("keyword")
+@_typed("keyword", [S, I32, I32])
+def _substring(ctx: Ctx, call: A.Call, args: list[TE], v: list[TE]) -> TE:
     start = f"(CASE WHEN {v[1].sql} < 0 THEN greatest(length({v[0].sql}) + {v[1].sql} + 1, 1) WHEN {v[1].sql} = 0 THEN 1 ELSE {v[1].sql} END)"
     if len(v) == 2:
         return TE(f"substring({v[0].sql}, {start})", "keyword")
@@ -138,13 +157,8 @@ def _java_regex(ctx: Ctx, call: A.Call, te: TE, i: int) -> str | None:
     return te.sql
 
 
-def _replace(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = all(expect(ctx, call, i, a, STR, "string") for i, a in enumerate(args))
-    if not ok or _bad(args):
-        return TE("NULL", "keyword", bad=True)
-    v = _single(ctx, call, args)
-    if any(x.type == "null" for x in v):
-        return _null_of("keyword")
+@_typed("keyword", [S], first_only=True)
+def _replace(ctx: Ctx, call: A.Call, args: list[TE], v: list[TE]) -> TE:
     pattern = _java_regex(ctx, call, args[1], 1)
     if pattern is None:
         return TE("NULL", "keyword", bad=True)
@@ -156,19 +170,13 @@ def _replace(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
     return TE(f"regexp_replace({v[0].sql}, {pattern}, {repl}, 'g')", "keyword")
 
 
-def _split(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = all(expect(ctx, call, i, a, STR, "string") for i, a in enumerate(args))
-    if not ok or _bad(args):
-        return TE("NULL", "keyword", bad=True)
-    v = _single(ctx, call, args)
-    if any(x.type == "null" for x in v):
-        return _null_of("keyword")
+@_typed("keyword", [S], first_only=True)
+def _split(ctx: Ctx, call: A.Call, args: list[TE], v: list[TE]) -> TE:
     return TE(f"string_split({v[0].sql}, {v[1].sql})", "keyword", multi=True)
 
 
 def _hash(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = all(expect(ctx, call, i, a, STR, "string") for i, a in enumerate(args))
-    if not ok or _bad(args):
+    if not _args_ok(ctx, call, args, [S], first_only=True):
         return TE("NULL", "keyword", bad=True)
     alg = _const_str(ctx, call, 0, args[0], "algorithm")
     if alg is None:
@@ -184,13 +192,12 @@ def _hash(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
 
 
 def _math1(fn: str, result: str | None = "double", guard: str | None = None, err: str = "") -> Builder:
-    def build(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-        if not expect(ctx, call, 0, args[0], NUM, "numeric") or _bad(args):
-            return TE("NULL", result or "double", bad=True)
-        v = sv(ctx, args[0], call)
-        rtype = result or (v.type if v.type != "null" else "double")
-        if v.type == "null":
-            return _null_of(rtype)
+    """One numeric argument; `result` None keeps the argument's type (a NULL argument gives a double NULL)."""
+
+    @_typed(result or "double", [N])
+    def build(ctx: Ctx, call: A.Call, args: list[TE], vals: list[TE]) -> TE:
+        v = vals[0]
+        rtype = result or v.type
         x = f"({v.sql})::DOUBLE" if rtype == "double" else v.sql
         sql = fn.format(x=x)
         if guard:
@@ -201,15 +208,8 @@ def _math1(fn: str, result: str | None = "double", guard: str | None = None, err
     return build
 
 
-def _round(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = expect(ctx, call, 0, args[0], NUM, "numeric")
-    if len(args) > 1:
-        ok &= expect(ctx, call, 1, args[1], ("integer", "long"), "integer")
-    if not ok or _bad(args):
-        return TE("NULL", "double", bad=True)
-    v = _single(ctx, call, args)
-    if any(x.type == "null" for x in v):
-        return _null_of(v[0].type if v[0].type != "null" else "double")
+@_typed("double", [N, I], null_type=lambda v: v[0].type if v[0].type != "null" else "double")
+def _round(ctx: Ctx, call: A.Call, args: list[TE], v: list[TE]) -> TE:
     digits = v[1].sql if len(v) > 1 else "0"
     if v[0].type == "double":
         # Java's Math.round semantics: half up (away from zero for .5)
@@ -217,25 +217,15 @@ def _round(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
     return TE(f"(round({v[0].sql}, {digits}))::{'INTEGER' if v[0].type == 'integer' else 'BIGINT'}", v[0].type)
 
 
-def _pow(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = expect(ctx, call, 0, args[0], NUM, "numeric") & expect(ctx, call, 1, args[1], NUM, "numeric")
-    if not ok or _bad(args):
-        return TE("NULL", "double", bad=True)
-    v = _single(ctx, call, args)
-    if any(x.type == "null" for x in v):
-        return _null_of("double")
+@_typed("double", [N, N])
+def _pow(ctx: Ctx, call: A.Call, args: list[TE], v: list[TE]) -> TE:
     expr = f"pow(({v[0].sql})::DOUBLE, ({v[1].sql})::DOUBLE)"
     cond = f"isnan({expr}) OR isinf({expr})"
     return TE(f"(CASE WHEN {ctx.warn_sql(call, cond, 'java.lang.ArithmeticException: invalid result: pow')} THEN NULL ELSE {expr} END)", "double")
 
 
-def _log(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = all(expect(ctx, call, i, a, NUM, "numeric") for i, a in enumerate(args))
-    if not ok or _bad(args):
-        return TE("NULL", "double", bad=True)
-    v = _single(ctx, call, args)
-    if any(x.type == "null" for x in v):
-        return _null_of("double")
+@_typed("double", [N], first_only=True)
+def _log(ctx: Ctx, call: A.Call, args: list[TE], v: list[TE]) -> TE:
     if len(v) == 1:
         x = f"({v[0].sql})::DOUBLE"
         return TE(f"(CASE WHEN {ctx.warn_sql(call, f'{x} <= 0', 'java.lang.ArithmeticException: Log of non-positive number')} THEN NULL ELSE ln({x}) END)", "double")
@@ -251,13 +241,21 @@ def _const(sql: str) -> Builder:
 # ---------------------------------------------------------------------------- conditional
 
 
-def _coalesce(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
+def _common_type(ctx: Ctx, call: A.Call, args: list[TE]) -> str | None:
+    """The type COALESCE, GREATEST and LEAST unify their arguments to; None after reporting the mismatch."""
     types = {a.type for a in args if a.type != "null" and not a.bad}
-    if _bad(args):
-        return TE("NULL", "null", bad=True)
     t = _unify(types)
     if t is None:
-        return ctx.problem(call.pos, f"second argument of [{call.text}] must be [{sorted(types)[0]}], found value [{call.args[1].text}] type [{sorted(types)[-1]}]")
+        ctx.problem(call.pos, f"second argument of [{call.text}] must be [{sorted(types)[0]}], found value [{call.args[1].text}] type [{sorted(types)[-1]}]")
+    return t
+
+
+def _coalesce(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
+    if _bad(args):
+        return TE("NULL", "null", bad=True)
+    t = _common_type(ctx, call, args)
+    if t is None:
+        return TE("NULL", "null", bad=True)
     multi = any(a.multi for a in args)
     parts = [as_list(a) if multi else _cast_to(a, t) for a in args]
     return TE(f"coalesce({', '.join(parts)})", t, multi=multi)
@@ -265,12 +263,11 @@ def _coalesce(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
 
 def _greatest_least(fn: str) -> Builder:
     def build(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-        types = {a.type for a in args if a.type != "null" and not a.bad}
         if _bad(args):
             return TE("NULL", "null", bad=True)
-        t = _unify(types)
+        t = _common_type(ctx, call, args)
         if t is None:
-            return ctx.problem(call.pos, f"second argument of [{call.text}] must be [{sorted(types)[0]}], found value [{call.args[1].text}] type [{sorted(types)[-1]}]")
+            return TE("NULL", "null", bad=True)
         if t in ("text",):
             t = "keyword"
         # multi-valued arguments take their greatest/least value
@@ -314,7 +311,7 @@ def _cast_to(te: TE, t: str) -> str:
 def _mv(fn: Callable[[str, TE], str], result: Callable[[TE], str] | str, allowed: tuple[str, ...], desc: str,
         multi_result: bool = False) -> Builder:  # fmt: skip
     def build(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-        if not expect(ctx, call, 0, args[0], allowed, desc) or _bad(args):
+        if not _args_ok(ctx, call, args, [(allowed, desc)]):
             return TE("NULL", "null", bad=True)
         a = args[0]
         rtype = result(a) if callable(result) else result
@@ -326,8 +323,7 @@ def _mv(fn: Callable[[str, TE], str], result: Callable[[TE], str] | str, allowed
 
 
 def _mv_concat(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = expect(ctx, call, 0, args[0], STR, "string") & expect(ctx, call, 1, args[1], STR, "string")
-    if not ok or _bad(args):
+    if not _args_ok(ctx, call, args, [S, S]):
         return TE("NULL", "keyword", bad=True)
     if args[0].type == "null":
         return _null_of("keyword")
@@ -370,8 +366,7 @@ def _mv_sort(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
 
 
 def _mv_zip(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = all(expect(ctx, call, i, a, STR, "string") for i, a in enumerate(args))
-    if not ok or _bad(args):
+    if not _args_ok(ctx, call, args, [S], first_only=True):
         return TE("NULL", "keyword", bad=True)
     delim = sv(ctx, args[2], call).sql if len(args) > 2 else "','"
     la, lb = as_list(args[0]), as_list(args[1])
@@ -400,8 +395,7 @@ def _mv_contains(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
 
 
 def _mv_percentile(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = expect(ctx, call, 0, args[0], NUM, "numeric") & expect(ctx, call, 1, args[1], NUM, "numeric")
-    if not ok or _bad(args):
+    if not _args_ok(ctx, call, args, [N, N]):
         return TE("NULL", "double", bad=True)
     p = sv(ctx, args[1], call)
     return TE(f"list_aggregate({as_list(args[0])}::DOUBLE[], 'quantile_cont', ({p.sql})::DOUBLE / 100.0)", "double")
@@ -428,8 +422,7 @@ _EXTRACT = {
 
 
 def _date_extract(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = expect(ctx, call, 0, args[0], STR, "string") & expect(ctx, call, 1, args[1], DATE, "datetime")
-    if not ok or _bad(args):
+    if not _args_ok(ctx, call, args, [S, D]):
         return TE("NULL", "long", bad=True)
     part = _const_str(ctx, call, 0, args[0], "part")
     if part is None:
@@ -454,12 +447,11 @@ DEFAULT_DATE_FORMAT = "%Y-%m-%dT%H:%M:%S.%gZ"
 
 def _date_format(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
     if len(args) == 1:
-        if not expect(ctx, call, 0, args[0], DATE, "datetime") or _bad(args):
+        if not _args_ok(ctx, call, args, [D]):
             return TE("NULL", "keyword", bad=True)
         d = sv(ctx, args[0], call)
         return TE(f"strftime({d.sql}, '{DEFAULT_DATE_FORMAT}')" if d.type != "null" else "NULL", "keyword")
-    ok = expect(ctx, call, 0, args[0], STR, "string") & expect(ctx, call, 1, args[1], DATE, "datetime")
-    if not ok or _bad(args):
+    if not _args_ok(ctx, call, args, [S, D]):
         return TE("NULL", "keyword", bad=True)
     pattern = _const_str(ctx, call, 0, args[0], "format")
     if pattern is None:
@@ -476,12 +468,11 @@ def _date_format(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
 
 def _date_parse(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
     if len(args) == 1:
-        if not expect(ctx, call, 0, args[0], STR, "string") or _bad(args):
+        if not _args_ok(ctx, call, args, [S]):
             return TE("NULL", "date", bad=True)
         s = sv(ctx, args[0], call)
         return parse_datetime(ctx, call, s)
-    ok = expect(ctx, call, 0, args[0], STR, "string") & expect(ctx, call, 1, args[1], STR, "string")
-    if not ok or _bad(args):
+    if not _args_ok(ctx, call, args, [S, S]):
         return TE("NULL", "date", bad=True)
     pattern = _const_str(ctx, call, 0, args[0], "format")
     if pattern is None:
@@ -524,10 +515,7 @@ _DIFF_UNITS = {
 
 
 def _date_diff(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = expect(ctx, call, 0, args[0], STR, "string") & expect(ctx, call, 1, args[1], DATE, "datetime") & expect(
-        ctx, call, 2, args[2], DATE, "datetime"
-    )
-    if not ok or _bad(args):
+    if not _args_ok(ctx, call, args, [S, D, D]):
         return TE("NULL", "integer", bad=True)
     unit = _const_str(ctx, call, 0, args[0], "unit")
     if unit is None:
@@ -547,10 +535,7 @@ def _date_diff(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
 
 
 def _date_trunc(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = expect(ctx, call, 0, args[0], ("date_period", "time_duration"), "dateperiod or timeduration") & expect(
-        ctx, call, 1, args[1], DATE, "datetime"
-    )
-    if not ok or _bad(args):
+    if not _args_ok(ctx, call, args, [(("date_period", "time_duration"), "dateperiod or timeduration"), D]):
         return TE("NULL", "date", bad=True)
     if not args[0].const:
         return ctx.problem(call.pos, f"first argument of [{call.text}] must be a constant")
@@ -608,9 +593,7 @@ def _cidr_match(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
 
 
 def _ip_prefix(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
-    ok = expect(ctx, call, 0, args[0], ("ip",), "ip")
-    ok &= expect(ctx, call, 1, args[1], ("integer",), "integer") & expect(ctx, call, 2, args[2], ("integer",), "integer")
-    if not ok or _bad(args):
+    if not _args_ok(ctx, call, args, [IP, I32, I32]):
         return TE("NULL", "ip", bad=True)
     if not (args[1].const and args[2].const):
         return ctx.problem(call.pos, f"prefix lengths of [{call.text}] must be constants")
