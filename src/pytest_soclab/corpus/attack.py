@@ -194,7 +194,7 @@ class ChainCompiler:
             # sudo writes its own auth.log line (system.auth) besides the process event.
             cmd = " ".join(a for a in art.args[1:] if not a.startswith("-") or a is not art.args[1])
             t = ts + 5
-            self.em.out.append((t, docs.AUTH, docs.sudo_event(host, t, pid, art.user, cmd)))
+            self.em.emit(t, docs.AUTH, docs.sudo_event(host, t, pid, art.user, cmd))
         if art.ref:
             self.refs[art.ref] = proc
         if art.running:

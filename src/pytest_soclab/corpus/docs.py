@@ -129,17 +129,7 @@ def process_event(ctx: HostCtx, ts: int, proc: Proc, uid: str, action: str = "ex
     if action == "end":
         p["end"] = stamp
         p["exit_code"] = 0
-    return {
-        "@timestamp": stamp,
-        "agent": ctx.endpoint_agent,
-        "data_stream": DS[PROC],
-        "ecs": ECS,
-        "event": _EV_PROC[action],
-        "host": ctx.host_block,
-        "message": "Endpoint process event",
-        "process": p,
-        "user": {"id": uid, "name": proc.user},
-    }
+    return _process_doc(ctx, stamp, action, p, {"id": uid, "name": proc.user})
 
 
 def process_end_event(ctx: HostCtx, ts: int, exec_doc: dict[str, Any]) -> dict[str, Any]:
@@ -148,16 +138,24 @@ def process_end_event(ctx: HostCtx, ts: int, exec_doc: dict[str, Any]) -> dict[s
     p = dict(exec_doc["process"])
     p["end"] = stamp
     p["exit_code"] = 0
+    return _process_doc(ctx, stamp, "end", p, exec_doc["user"])
+
+
+def _process_doc(
+    ctx: HostCtx, stamp: str, action: str, process: dict[str, Any], user: dict[str, Any]
+) -> dict[str, Any]:
+    # One envelope for every process event, however its process block was made: an end event built
+    # from its exec event must keep the shape (and key order) of one built from the process.
     return {
         "@timestamp": stamp,
         "agent": ctx.endpoint_agent,
         "data_stream": DS[PROC],
         "ecs": ECS,
-        "event": _EV_PROC["end"],
+        "event": _EV_PROC[action],
         "host": ctx.host_block,
         "message": "Endpoint process event",
-        "process": p,
-        "user": exec_doc["user"],
+        "process": process,
+        "user": user,
     }
 
 

@@ -49,6 +49,13 @@ class Emitter:
             h: pid_base + ids.stable_int(world.recipe.id, "pidbase", h, mod=5000) for h in world.hosts
         }
 
+    def emit(self, ts: int, stream: str, doc: dict[str, Any]) -> Event:
+        """Record one document and return its event. Documents are recorded in call order: that order is
+        part of the output (ties in time keep it), so every document goes through here as it is made."""
+        ev = (ts, stream, doc)
+        self.out.append(ev)
+        return ev
+
     # ------------------------------------------------------------ processes
 
     def alloc_pid(self, host: HostCtx) -> int:
@@ -97,11 +104,10 @@ class Emitter:
         if host.has_endpoint:
             uid = self.w.uid_of(user)
             doc = docs.process_event(host, ts, proc, uid, "exec")
-            ev = (ts, docs.PROC, doc)
-            self.out.append(ev)
+            ev = self.emit(ts, docs.PROC, doc)
             if lifetime_ms is not None:
                 end = ts + lifetime_ms
-                self.out.append((end, docs.PROC, docs.process_end_event(host, end, doc)))
+                self.emit(end, docs.PROC, docs.process_end_event(host, end, doc))
         return proc, ev
 
     def file(
@@ -116,18 +122,34 @@ class Emitter:
     ) -> Event | None:
         if not host.has_endpoint:
             return None
-        ev = (
-            ts,
-            docs.FILE,
-            docs.file_event(host, ts, proc, self.w.uid_of(proc.user), path, action, size, hashes),
-        )
-        self.out.append(ev)
-        return ev
+        uid = self.w.uid_of(proc.user)
+        return self.emit(ts, docs.FILE, docs.file_event(host, ts, proc, uid, path, action, size, hashes))
 
     # ------------------------------------------------------------ network
 
     def ephemeral_port(self) -> int:
         return 32768 + int(self.rng.random() * 28000)
+
+    def _endpoint_net(
+        self,
+        host: HostCtx,
+        ts: int,
+        proc: Proc,
+        src_ip: str,
+        sport: int,
+        dst_ip: str,
+        dport: int,
+        transport: str,
+        egress: bool,
+        community: str,
+    ) -> Event:
+        # Elastic Defend's view of a flow from one of its ends: the client and server sides of a
+        # connection and a DNS lookup's query all write it alike.
+        uid = self.w.uid_of(proc.user)
+        doc = docs.network_event(
+            host, ts, proc, uid, src_ip, sport, dst_ip, dport, transport, egress, community
+        )
+        return self.emit(ts, docs.NET, doc)
 
     def connection(
         self,
@@ -156,51 +178,19 @@ class Emitter:
             sport = self.ephemeral_port()
         community = ids.community_id(src_ip, sport, dst_ip, dport, transport)
         res = ConnResult(sport=sport, community=community)
-        out = self.out
         if src_host is not None and src_proc is not None and src_host.has_endpoint:
-            res.endpoint_src = (
-                ts,
-                docs.NET,
-                docs.network_event(
-                    src_host,
-                    ts,
-                    src_proc,
-                    w.uid_of(src_proc.user),
-                    src_ip,
-                    sport,
-                    dst_ip,
-                    dport,
-                    transport,
-                    True,
-                    community,
-                ),
+            res.endpoint_src = self._endpoint_net(
+                src_host, ts, src_proc, src_ip, sport, dst_ip, dport, transport, True, community
             )
-            out.append(res.endpoint_src)
         if (
             dst_host is not None
             and dst_proc is not None
             and dst_host.has_endpoint
             and state in ("SF", "S1", "RSTO")
         ):
-            t2 = ts + 1
-            res.endpoint_dst = (
-                t2,
-                docs.NET,
-                docs.network_event(
-                    dst_host,
-                    t2,
-                    dst_proc,
-                    w.uid_of(dst_proc.user),
-                    src_ip,
-                    sport,
-                    dst_ip,
-                    dport,
-                    transport,
-                    False,
-                    community,
-                ),
+            res.endpoint_dst = self._endpoint_net(
+                dst_host, ts + 1, dst_proc, src_ip, sport, dst_ip, dport, transport, False, community
             )
-            out.append(res.endpoint_dst)
         sees, direction, zo, zr = w.path(src_ip, dst_ip)
         sensor = w.zeek
         if sees and sensor is not None:
@@ -213,17 +203,15 @@ class Emitter:
                 history, obytes, rbytes, duration_ms = "S", 0, 0, 0
             else:
                 history = "ShADadR"
-            res.zeek = (
+            # Every zeek record of one connection names it alike: its uid and its 4-tuple.
+            flow = (uid, src_ip, sport, dst_ip, dport)
+            res.zeek = self.emit(
                 ts,
                 docs.ZEEK_CONN,
                 docs.zeek_conn(
                     sensor,
                     ts,
-                    uid,
-                    src_ip,
-                    sport,
-                    dst_ip,
-                    dport,
+                    *flow,
                     transport,
                     service if state == "SF" else None,
                     duration_ms,
@@ -237,20 +225,15 @@ class Emitter:
                     zr,
                 ),
             )
-            out.append(res.zeek)
             if http is not None and state == "SF":
                 t = ts + 30
-                res.http = (
+                res.http = self.emit(
                     t,
                     docs.ZEEK_HTTP,
                     docs.zeek_http(
                         sensor,
                         t,
-                        uid,
-                        src_ip,
-                        sport,
-                        dst_ip,
-                        dport,
+                        *flow,
                         http.get("method", "GET"),
                         http.get("host", dst_ip),
                         http.get("uri", "/"),
@@ -261,20 +244,15 @@ class Emitter:
                         http.get("mime"),
                     ),
                 )
-                out.append(res.http)
             if tls is not None and state == "SF":
                 t = ts + 25
-                res.ssl = (
+                res.ssl = self.emit(
                     t,
                     docs.ZEEK_SSL,
                     docs.zeek_ssl(
                         sensor,
                         t,
-                        uid,
-                        src_ip,
-                        sport,
-                        dst_ip,
-                        dport,
+                        *flow,
                         tls.get("sni", ""),
                         tls.get("ja3", _JA3_DEFAULT),
                         tls.get("ja3s", _JA3S_DEFAULT),
@@ -283,10 +261,9 @@ class Emitter:
                         tls.get("issuer"),
                     ),
                 )
-                out.append(res.ssl)
         if suricata is not None and w.suricata is not None and sees:
             t = ts + 60
-            res.suricata = (
+            res.suricata = self.emit(
                 t,
                 docs.SURICATA,
                 docs.suricata_alert(
@@ -307,7 +284,6 @@ class Emitter:
                     service,
                 ),
             )
-            out.append(res.suricata)
         return res
 
     def dns(
@@ -328,28 +304,10 @@ class Emitter:
         sport = self.ephemeral_port()
         if src_host is not None and src_proc is not None and src_host.has_endpoint:
             community = ids.community_id(src_ip, sport, resolver, 53, "udp")
-            self.out.append(
-                (
-                    ts,
-                    docs.NET,
-                    docs.network_event(
-                        src_host,
-                        ts,
-                        src_proc,
-                        w.uid_of(src_proc.user),
-                        src_ip,
-                        sport,
-                        resolver,
-                        53,
-                        "udp",
-                        True,
-                        community,
-                    ),
-                )
-            )
+            self._endpoint_net(src_host, ts, src_proc, src_ip, sport, resolver, 53, "udp", True, community)
         if w.zeek is None or not w.zeek_sees(src_ip, resolver):
             return None
-        ev = (
+        return self.emit(
             ts,
             docs.ZEEK_DNS,
             docs.zeek_dns(
@@ -366,8 +324,6 @@ class Emitter:
                 self.rng.getrandbits(16),
             ),
         )
-        self.out.append(ev)
-        return ev
 
     # ------------------------------------------------------------ logins
 
@@ -402,12 +358,8 @@ class Emitter:
         priv, _ = self.process(
             host, ts - 150, "/usr/sbin/sshd", [f"sshd: {user} [priv]"], "root", sshd, lifetime_ms=duration_ms
         )
-        auth = (
-            ts,
-            docs.AUTH,
-            docs.ssh_auth_event(host, ts, priv.pid, user, src_ip, conn.sport, method, "success"),
-        )
-        self.out.append(auth)
+        doc = docs.ssh_auth_event(host, ts, priv.pid, user, src_ip, conn.sport, method, "success")
+        auth = self.emit(ts, docs.AUTH, doc)
         sess, _ = self.process(
             host,
             ts + 40,
@@ -460,22 +412,20 @@ class Emitter:
                 rbytes=2100,
                 state="RSTO",
             )
-            ev = (
+            ev = self.emit(
                 t,
                 docs.AUTH,
                 docs.ssh_auth_event(
                     host, t, sshd.pid + 1 + i, user, src_ip, res.sport, method, "failure", invalid
                 ),
             )
-            self.out.append(ev)
             evs.append(ev)
         return evs
 
     def sudo(self, host: HostCtx, ts: int, user: str, command: str, shell: Proc) -> tuple[Proc, Event]:
         argv = command.split()
         sudo_proc, _ = self.process(host, ts, "/usr/bin/sudo", ["sudo", *argv], user, shell, lifetime_ms=4000)
-        ev = (ts + 5, docs.AUTH, docs.sudo_event(host, ts + 5, sudo_proc.pid, user, command))
-        self.out.append(ev)
+        ev = self.emit(ts + 5, docs.AUTH, docs.sudo_event(host, ts + 5, sudo_proc.pid, user, command))
         child, _ = self.process(
             host,
             ts + 20,
