@@ -43,6 +43,7 @@ from typing import Any
 
 from pytest_soclab.guard import load_guard
 from pytest_soclab.sim.queryfacts import esql_facts
+from pytest_soclab.tools import ALL_TOOLS as TOOL_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 HOSTS = (
@@ -150,24 +151,8 @@ class Investigation:
 
 
 ASSETS = _assets()
-ALL_TOOLS = [
-    "list_indices",
-    "get_mappings",
-    "es_search",
-    "esql_query",
-    "isolate_host",
-    "release_host",
-    "kill_process",
-    "suspend_process",
-    "get_file",
-    "execute",
-    "block_ip",
-    "disable_user",
-    "delete_file",
-    "remove_persistence",
-    "wipe_host",
-    "submit_report",
-]
+# The tool contract's names, as a list: the input a scenario hands the guard is JSON-like.
+ALL_TOOLS = list(TOOL_NAMES)
 
 
 def _read_call(r: random.Random, inv: Investigation) -> tuple[str, dict[str, Any]]:

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_soclab.agents.analyst.untrusted import strings as _strings  # every string in a JSON value
 from pytest_soclab.pseudonymize import Pseudonymizer
 from pytest_soclab.pseudonymize.files import pseudonymize_paths
 
@@ -429,16 +430,6 @@ def make_doc(e: Estate, n: int) -> dict[str, Any]:
             }
         )
     return base
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 def generate(n: int, seed: int) -> list[dict[str, Any]]:

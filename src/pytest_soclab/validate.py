@@ -454,7 +454,7 @@ def doc_problems(index: str, doc: dict[str, Any], info: CaseInfo | None = None) 
 
     defs = field_definitions()
     out: list[tuple[str, str]] = []
-    for name, value in _leaves(doc):
+    for name, value in leaves(doc):
         spec = defs.get(name)
         if spec is None:
             parent = _parent_def(name, defs)
@@ -507,7 +507,7 @@ def doc_problems(index: str, doc: dict[str, Any], info: CaseInfo | None = None) 
         elif not (start <= ts <= end):
             out.append(("@timestamp", f"{_get(doc, '@timestamp')} is outside the case window"))
         nets = info.internal_networks()
-        for name, value in _leaves(doc):
+        for name, value in leaves(doc):
             if name.endswith((".ip", "related.ip")) and not name.startswith("threat."):
                 for v in value if isinstance(value, list) else [value]:
                     try:
@@ -528,15 +528,17 @@ def _parent_def(name: str, defs: dict[str, dict[str, Any]]) -> str | None:
     return None
 
 
-def _leaves(doc: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+def leaves(doc: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """(dotted field name, value) for every leaf of a document; a list of objects is walked into,
+    any other list is one leaf. Public: the corpus tests check documents field by field with it."""
     out: list[tuple[str, Any]] = []
     for k, v in doc.items():
         key = prefix + k
         if isinstance(v, dict):
-            out += _leaves(v, key + ".")
+            out += leaves(v, key + ".")
         elif isinstance(v, list) and v and all(isinstance(i, dict) for i in v):
             for item in v:
-                out += _leaves(item, key + ".")
+                out += leaves(item, key + ".")
         else:
             out.append((key, v))
     return out

@@ -9,7 +9,7 @@ from typing import Any
 from pytest_soclab.corpus.recipe import list_cases
 from pytest_soclab.models.task import Task
 from pytest_soclab.reference import ecs_fields
-from pytest_soclab.validate import value_fits_type
+from pytest_soclab.validate import leaves, value_fits_type
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"
@@ -35,28 +35,13 @@ def load_task(path: Path) -> Task:
 INTEGRATION_NAMESPACES = ("zeek.", "suricata.", "kibana.", "system.auth.")
 
 
-def _leaves(doc: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out = []
-    for k, v in doc.items():
-        key = prefix + k
-        if isinstance(v, dict):
-            out += _leaves(v, key + ".")
-        elif isinstance(v, list) and v and all(isinstance(i, dict) for i in v):
-            for item in v:
-                out += _leaves(item, key + ".")
-        else:
-            out.append((key, v))
-    return out
-
-
-
 def check_doc(doc: dict[str, Any]) -> list[str]:
     """ECS fields are checked against ECS; integration fields against the corpus's own definitions."""
     from pytest_soclab.corpus.fields import NON_ECS_FIELDS
 
     fields = ecs_fields()
     problems = []
-    for name, value in _leaves(doc):
+    for name, value in leaves(doc):
         if name.startswith(INTEGRATION_NAMESPACES):
             spec = NON_ECS_FIELDS.get(name)
             if spec is None:

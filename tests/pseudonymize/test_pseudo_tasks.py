@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pseudo_samples import ATTACKER_IP, NAME_TOKENS, documents, task
 
+from pytest_soclab.agents.analyst.untrusted import strings as _strings  # every string in a JSON value
 from pytest_soclab.models.common import ActionRef
 from pytest_soclab.models.task import Task
 from pytest_soclab.pseudonymize import Pseudonymizer
@@ -26,16 +27,6 @@ def release(key: bytes = KEY) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     p.learn_documents(docs)
     p.learn_task(t)
     return [p.document(d, learn=False) for d in docs], p.task(t, learn=False)
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 def _without_subdomain(dns: Any) -> Any:

@@ -25,7 +25,7 @@ import shlex
 import signal
 from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -217,11 +217,25 @@ def exit_description(returncode: int | None) -> str:
     return f"exited with code {returncode}"
 
 
-# -- the adapter ----------------------------------------------------------------------------------
+# -- the adapters ---------------------------------------------------------------------------------
 
 
-class CommandAgent:
-    """An agent run as a process per investigation. `usage` is what its report declared (if anything)."""
+class ProcessOptions(TypedDict, total=False):
+    """The keyword options of an agent run as a process (`ProcessAgent`), for the factories to pass on."""
+
+    timeout: float | None
+    env: Mapping[str, str] | None
+    cwd: str | None
+    grace: float
+
+
+class ProcessAgent:
+    """What the process-per-investigation adapters (`cmd:`, `mcp:`) share: the command, its limits,
+    its name and usage record under `kind` (the spec prefix), and the agent call. Each adapter has
+    its own grace period after the report (`default_grace`), used when `grace` is not given."""
+
+    kind: ClassVar[str]
+    default_grace: ClassVar[float]
 
     def __init__(
         self,
@@ -230,23 +244,33 @@ class CommandAgent:
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
-        grace: float = DEFAULT_GRACE_S,
+        grace: float | None = None,
     ):
         self.argv = command_argv(command)
-        self.name = "cmd:" + (command if isinstance(command, str) else shlex.join(self.argv))
+        self.name = f"{self.kind}:" + (command if isinstance(command, str) else shlex.join(self.argv))
         if timeout is not None and timeout <= 0:
             raise AgentProcessError(f"{self.name}: timeout must be positive, got {timeout}")
         self.timeout = timeout
         self.env = dict(env or {})
         self.cwd = cwd
-        self.grace = grace
-        self.usage = Usage(provider="cmd", model=self.name)
+        self.grace = self.default_grace if grace is None else grace
+        self.usage = Usage(provider=self.kind, model=self.name)
 
     async def __call__(self, trigger: dict[str, Any], tools: Tools) -> dict[str, Any]:
         return await self.investigate(trigger, tools)
 
     async def investigate(self, trigger: dict[str, Any], tools: Tools) -> dict[str, Any]:
-        self.usage = Usage(provider="cmd", model=self.name)
+        raise NotImplementedError
+
+
+class CommandAgent(ProcessAgent):
+    """An agent run as a process per investigation. `usage` is what its report declared (if anything)."""
+
+    kind = "cmd"
+    default_grace = DEFAULT_GRACE_S
+
+    async def investigate(self, trigger: dict[str, Any], tools: Tools) -> dict[str, Any]:
+        self.usage = Usage(provider=self.kind, model=self.name)
         proc = await spawn(self.argv, env=self.env, cwd=self.cwd, stdin=True, label=self.name)
         stderr = StderrTail()
         drain = asyncio.create_task(stderr.drain(proc.stderr))
@@ -368,13 +392,6 @@ class CommandAgent:
         self.usage.reported_cost_usd = float(cost) if cost is not None else None
 
 
-def command_agent(
-    command: str | Sequence[str],
-    *,
-    timeout: float | None = None,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    grace: float = DEFAULT_GRACE_S,
-) -> CommandAgent:
+def command_agent(command: str | Sequence[str], **options: Unpack[ProcessOptions]) -> CommandAgent:
     """The agent for `--soclab-agent=cmd:COMMAND` (COMMAND split like a shell would, but run without one)."""
-    return CommandAgent(command, timeout=timeout, env=env, cwd=cwd, grace=grace)
+    return CommandAgent(command, **options)

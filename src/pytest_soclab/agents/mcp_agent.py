@@ -18,22 +18,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shlex
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Unpack
 
 from pytest_soclab.agents.command import (
     AgentProcessError,
     AgentTimeoutError,
+    ProcessAgent,
+    ProcessOptions,
     StderrTail,
-    command_argv,
     exit_description,
     kill_group,
     spawn,
     stop,
 )
 from pytest_soclab.errors import ToolError
-from pytest_soclab.llm.usage import Usage
 from pytest_soclab.mcp_server import build_server, serving_http
 from pytest_soclab.tools import Tools
 
@@ -60,32 +59,18 @@ class _EndingTools:
         return self._tools.call(name, **args)
 
 
-class McpAgent:
-    """An agent run as a process per investigation, pointed at a fresh MCP server."""
+class McpAgent(ProcessAgent):
+    """An agent run as a process per investigation, pointed at a fresh MCP server.
+    MCP has no way to report usage: `usage` stays empty."""
+
+    kind = "mcp"
+    default_grace = DEFAULT_GRACE_S
 
     def __init__(
-        self,
-        command: str | Sequence[str],
-        *,
-        timeout: float | None = None,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-        grace: float = DEFAULT_GRACE_S,
-        host: str = "127.0.0.1",
+        self, command: str | Sequence[str], *, host: str = "127.0.0.1", **options: Unpack[ProcessOptions]
     ):
-        self.argv = command_argv(command)
-        self.name = "mcp:" + (command if isinstance(command, str) else shlex.join(self.argv))
-        if timeout is not None and timeout <= 0:
-            raise AgentProcessError(f"{self.name}: timeout must be positive, got {timeout}")
-        self.timeout = timeout
-        self.env = dict(env or {})
-        self.cwd = cwd
-        self.grace = grace
+        super().__init__(command, **options)
         self.host = host
-        self.usage = Usage(provider="mcp", model=self.name)  # MCP has no way to report usage: stays empty
-
-    async def __call__(self, trigger: dict[str, Any], tools: Tools) -> dict[str, Any]:
-        return await self.investigate(trigger, tools)
 
     async def investigate(self, trigger: dict[str, Any], tools: Tools) -> dict[str, Any]:
         reports: list[dict[str, Any]] = []
@@ -153,13 +138,6 @@ class McpAgent:
                         await asyncio.wait_for(drain, 2.0)
 
 
-def mcp_agent(
-    command: str | Sequence[str],
-    *,
-    timeout: float | None = None,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    grace: float = DEFAULT_GRACE_S,
-) -> McpAgent:
+def mcp_agent(command: str | Sequence[str], **options: Unpack[ProcessOptions]) -> McpAgent:
     """The agent for `--soclab-agent=mcp:COMMAND`."""
-    return McpAgent(command, timeout=timeout, env=env, cwd=cwd, grace=grace)
+    return McpAgent(command, **options)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.guard.decision import denied, enforced_for, from_raw
+from pytest_soclab.guard.decision import TIMEOUT_RULE, denied, enforced_for, from_raw
 from pytest_soclab.guard.policy import (
     DECISION_RULE,
     PolicyFile,
@@ -42,6 +42,17 @@ def find_opa() -> str:
             "policy engine 'opa' needs the opa binary on PATH (none found); use the in-process engine 'regorus'"
         )
     return opa
+
+
+# The two ways of calling opa fail closed alike: a timeout under its own rule id, anything else as an
+# engine error; both timed from the decision's start (t0, perf_counter_ns).
+def _timed_out(engine: str, what: str, timeout_ms: float, t0: int, enforced: bool) -> GuardDecision:
+    us = (time.perf_counter_ns() - t0) / 1000
+    return denied(engine, f"{what} within the {timeout_ms:g} ms timeout", us, enforced, TIMEOUT_RULE)
+
+
+def _failed(engine: str, exc: Exception, t0: int, enforced: bool) -> GuardDecision:
+    return denied(engine, f"{type(exc).__name__}: {exc}", (time.perf_counter_ns() - t0) / 1000, enforced)
 
 
 class _Workspace:
@@ -230,18 +241,9 @@ class OpaServerGuard:
                 raise RuntimeError(f"opa answered HTTP {resp.status}: {text[:300]}")
             body = json.loads(text)
         except TimeoutError:
-            us = (time.perf_counter_ns() - t0) / 1000
-            return denied(
-                self.engine,
-                f"no answer from opa within the {self.timeout_ms:g} ms timeout",
-                us,
-                enforced,
-                "guard.timeout",
-            )
+            return _timed_out(self.engine, "no answer from opa", self.timeout_ms, t0, enforced)
         except Exception as exc:
-            return denied(
-                self.engine, f"{type(exc).__name__}: {exc}", (time.perf_counter_ns() - t0) / 1000, enforced
-            )
+            return _failed(self.engine, exc, t0, enforced)
         # No "result" key means the decision is undefined: from_raw denies.
         raw = body.get("result") if isinstance(body, dict) else None
         return from_raw(raw, self.engine, (time.perf_counter_ns() - t0) / 1000, self.timeout_ms, enforced)
@@ -295,18 +297,9 @@ class OpaEvalGuard:
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            us = (time.perf_counter_ns() - t0) / 1000
-            return denied(
-                self.engine,
-                f"opa eval did not finish within the {self.timeout_ms:g} ms timeout",
-                us,
-                enforced,
-                "guard.timeout",
-            )
+            return _timed_out(self.engine, "opa eval did not finish", self.timeout_ms, t0, enforced)
         except Exception as exc:
-            return denied(
-                self.engine, f"{type(exc).__name__}: {exc}", (time.perf_counter_ns() - t0) / 1000, enforced
-            )
+            return _failed(self.engine, exc, t0, enforced)
         us = (time.perf_counter_ns() - t0) / 1000
         if proc.returncode != 0:
             return denied(

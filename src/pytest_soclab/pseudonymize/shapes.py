@@ -23,6 +23,50 @@ MAX_PLANS_PER_FIELD = 64  # past that, a field's shapes vary too much to be wort
 MAX_INLINE_DEPTH = 4  # nested objects of the sample shape handled inline, without a call
 
 
+# The emitters: each returns the statements for the keys of one object, indented by `ind`, on
+# the variable `var`; what they need at run time goes into `env` under numbered names.
+_Emitter = Callable[
+    ["DocumentWalker", "_Node", tuple[str, ...], dict[str, Any], str, str, dict[str, Any], int], list[str]
+]
+
+
+def _emit_containers(
+    emit: _Emitter,
+    walker: DocumentWalker,
+    child: _Node,
+    sub: Any,
+    i: int,
+    ind: str,
+    env: dict[str, Any],
+    depth: int,
+    list_extra: str,
+) -> list[str]:
+    """The branches after a value's `if type(v{i}) is str:` for an object (inline, by `emit`, when it
+    has the shape `sub` had in the sample, up to MAX_INLINE_DEPTH) and a list (LIST, with
+    `list_extra` appended to its arguments). Emitters differ only in their string handling."""
+    v = f"v{i}"
+    lines: list[str] = []
+    if type(sub) is dict and depth < MAX_INLINE_DEPTH:
+        shape = tuple(sub)
+        env[f"S{i}"] = shape
+        body = emit(walker, child, shape, sub, v, ind + "        ", env, depth + 1)
+        lines.append(f"{ind}elif type({v}) is dict:")
+        lines.append(f"{ind}    if tuple({v}) == S{i}:")
+        lines += body or [f"{ind}        pass"]
+        lines.append(f"{ind}    else: DISPATCH({v}, N{i})")
+    else:
+        lines.append(f"{ind}elif type({v}) is dict: DISPATCH({v}, N{i})")
+    lines.append(f"{ind}elif type({v}) is list: LIST({v}, N{i}{list_extra})")
+    return lines
+
+
+def _define_plan(body: list[str], env: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    """Compile an emitter's statements as `plan(d)` in `env` (an empty body: a plan that does nothing)."""
+    source = "\n".join(["def plan(d):", *(body or ["    return"])])
+    exec(source, env)  # noqa: S102 - generated from field names via repr(), nothing else
+    return env["plan"]  # type: ignore[no-any-return]
+
+
 def _emit_in_place(
     walker: DocumentWalker,
     node: _Node,
@@ -59,18 +103,7 @@ def _emit_in_place(
             lines.append(f"{ind}    {var}[{key}] = typed({kind}, {v}) if r is None else r")
         else:
             lines.append(f"{ind}    {var}[{key}] = typed({kind}, {v})")
-        sub = sample.get(k)
-        if type(sub) is dict and depth < MAX_INLINE_DEPTH:
-            shape = tuple(sub)
-            env[f"S{i}"] = shape
-            body = _emit_in_place(walker, child, shape, sub, v, ind + "        ", env, depth + 1)
-            lines.append(f"{ind}elif type({v}) is dict:")
-            lines.append(f"{ind}    if tuple({v}) == S{i}:")
-            lines += body or [f"{ind}        pass"]
-            lines.append(f"{ind}    else: DISPATCH({v}, N{i})")
-        else:
-            lines.append(f"{ind}elif type({v}) is dict: DISPATCH({v}, N{i})")
-        lines.append(f"{ind}elif type({v}) is list: LIST({v}, N{i}, None)")
+        lines += _emit_containers(_emit_in_place, walker, child, sample.get(k), i, ind, env, depth, ", None")
     return lines
 
 
@@ -90,10 +123,7 @@ def compile_in_place(
         "DISPATCH": walker._in_place_dict,
         "LIST": walker._list_in_place,
     }
-    body = _emit_in_place(walker, node, keys, sample, "d", "    ", env, 0)
-    source = "\n".join(["def plan(d):", *(body or ["    return"])])
-    exec(source, env)  # noqa: S102 - generated from field names via repr(), nothing else
-    return env["plan"]  # type: ignore[no-any-return]
+    return _define_plan(_emit_in_place(walker, node, keys, sample, "d", "    ", env, 0), env)
 
 
 def _emit_learn(
@@ -121,18 +151,7 @@ def _emit_learn(
         lines.append(f"{ind}{v} = {var}[{key}]")
         lines.append(f"{ind}if type({v}) is str:")
         lines.append(f"{ind}    if {v} not in L{i}: learn({kind}, {v})")
-        sub = sample.get(k)
-        if type(sub) is dict and depth < MAX_INLINE_DEPTH:
-            shape = tuple(sub)
-            env[f"S{i}"] = shape
-            body = _emit_learn(walker, child, shape, sub, v, ind + "        ", env, depth + 1)
-            lines.append(f"{ind}elif type({v}) is dict:")
-            lines.append(f"{ind}    if tuple({v}) == S{i}:")
-            lines += body or [f"{ind}        pass"]
-            lines.append(f"{ind}    else: DISPATCH({v}, N{i})")
-        else:
-            lines.append(f"{ind}elif type({v}) is dict: DISPATCH({v}, N{i})")
-        lines.append(f"{ind}elif type({v}) is list: LIST({v}, N{i})")
+        lines += _emit_containers(_emit_learn, walker, child, sample.get(k), i, ind, env, depth, "")
     return lines
 
 
@@ -146,10 +165,7 @@ def compile_learn(
         "DISPATCH": walker._learn_dict,
         "LIST": walker._learn_list,
     }
-    body = _emit_learn(walker, node, keys, sample, "d", "    ", env, 0)
-    source = "\n".join(["def plan(d):", *(body or ["    return"])])
-    exec(source, env)  # noqa: S102 - generated from field names via repr(), nothing else
-    return env["plan"]  # type: ignore[no-any-return]
+    return _define_plan(_emit_learn(walker, node, keys, sample, "d", "    ", env, 0), env)
 
 
 def compile_copy(

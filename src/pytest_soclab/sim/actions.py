@@ -24,6 +24,7 @@ from typing import Any
 
 from pytest_soclab.errors import EsError, illegal_argument
 from pytest_soclab.models.estate import Estate, Host, Persistence, Process, User
+from pytest_soclab.sim.argcheck import JSON_TYPES
 from pytest_soclab.tools import ACTION_TOOLS, tool_spec
 
 # Elastic Defend's command names where one exists; soclab's own otherwise.
@@ -42,14 +43,6 @@ COMMANDS: dict[str, str] = {
 }
 
 _ACTION_NS = uuid.UUID("6f1c3a52-52d4-4c3e-9f0e-5c0c1ab0a001")
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "object": (dict,),
-    "array": (list,),
-}
 NOT_SIMULATED = (
     "soclab: this command is not simulated and did not run; no action reaches a real system. "
     "Simulated read commands: ps, ls, cat <known file>, crontab -l, systemctl list-units, id, hostname, uname."
@@ -82,13 +75,18 @@ def check_args(tool: str, args: dict[str, Any]) -> None:
         want = props[name].get("type")
         if value is None or want is None:
             continue
-        ok = isinstance(value, _JSON_TYPES[want]) and not (
+        ok = isinstance(value, JSON_TYPES[want]) and not (
             want in ("integer", "number") and isinstance(value, bool)
         )
         if not ok:
             problems.append(f"[{name}] must be a {want}, got {type(value).__name__} {value!r:.40}")
     if problems:
         raise validation_error(problems)
+
+
+def _process_outputs(proc: Process) -> dict[str, Any]:
+    """What kill_process and suspend_process answer: the process and the state it is now in."""
+    return {"pid": proc.pid, "entity_id": proc.entity_id, "process_name": proc.name, "state": proc.state}
 
 
 class ActionSurface:
@@ -194,12 +192,7 @@ class ActionSurface:
         host = self._host(args)
         proc = self._process(host, args)
         proc.state = "killed"
-        return {
-            "pid": proc.pid,
-            "entity_id": proc.entity_id,
-            "process_name": proc.name,
-            "state": "killed",
-        }, host
+        return _process_outputs(proc), host
 
     def _suspend_process(self, args: dict[str, Any]) -> tuple[dict[str, Any], Host]:
         host = self._host(args)
@@ -209,12 +202,7 @@ class ActionSurface:
                 f"process [{proc.pid}] ({proc.name}) on host [{host.name}] is already suspended"
             )
         proc.state = "suspended"
-        return {
-            "pid": proc.pid,
-            "entity_id": proc.entity_id,
-            "process_name": proc.name,
-            "state": "suspended",
-        }, host
+        return _process_outputs(proc), host
 
     def _get_file(self, args: dict[str, Any]) -> tuple[dict[str, Any], Host]:
         host = self._host(args)

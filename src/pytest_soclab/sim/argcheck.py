@@ -6,7 +6,9 @@ from typing import Any
 
 from pytest_soclab.errors import EsError, illegal_argument
 
-_TYPES: dict[str, tuple[type, ...]] = {
+# JSON schema types as Python types (bool, an int subclass, is told apart where it matters);
+# also used by the action tools' own check (sim/actions.py).
+JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
     "number": (int, float),
@@ -30,7 +32,7 @@ def check_args(tool: str, schema: dict[str, Any], args: dict[str, Any]) -> dict[
         if value is None:
             continue
         want = props[name].get("type")
-        types = _TYPES.get(want, ())
+        types = JSON_TYPES.get(want, ())
         if want == "integer" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
             out[name] = int(value)
             continue

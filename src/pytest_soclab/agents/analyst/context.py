@@ -28,6 +28,14 @@ def on_days(days: list[str], hhmm: str) -> str:
     return _on_days(days, hhmm)
 
 
+def _spread(group: list[dict[str, Any]]) -> tuple[list[str], list[str], list[str]]:
+    """Where and when a group of alerts fired: its hosts, days and times of day (HH:MM), each sorted."""
+    hosts = sorted({str(a.get("host.name")) for a in group})
+    days = sorted({clock.day(str(a.get("@timestamp"))) for a in group})
+    times = sorted({clock.hm(str(a.get("@timestamp"))) for a in group})
+    return hosts, days, times
+
+
 class Context:
     def explain_process(self: Analyst, p: Proc) -> dict[str, Any]:
         """Who is behind a process: its session, its user, where the session came from and what that
@@ -103,9 +111,7 @@ class Context:
             info = self.explain_alert(rep)
             if info is None:
                 continue
-            hosts = sorted({str(a.get("host.name")) for a in group})
-            days = sorted({clock.day(str(a.get("@timestamp"))) for a in group})
-            times = sorted({clock.hm(str(a.get("@timestamp"))) for a in group})
+            hosts, days, times = _spread(group)
             when = f"around {times[0]} UTC" + on_days(days, times[0])
             self.pattern_info.append({"group": group, "info": info, "hosts": hosts, "days": days, "when": when,
                                       "mine": is_mine, "rule": trig.get("kibana.alert.rule.name") if trig else ""})
@@ -114,9 +120,7 @@ class Context:
             info = self.explain_alert(rep)
             if info is None:
                 continue
-            hosts = sorted({str(a.get("host.name")) for a in group})
-            days = sorted({clock.day(str(a.get("@timestamp"))) for a in group})
-            times = sorted({clock.hm(str(a.get("@timestamp"))) for a in group})
+            hosts, days, times = _spread(group)
             self.other_info.append({"rule": name, "group": group, "info": info, "hosts": hosts, "days": days,
                                     "when": f"around {times[0]} UTC", "severity": rep.get("kibana.alert.severity")})
 
