@@ -515,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
         ip_p.ips._map(a, 6)
     v6_us = (time.process_time() - t) / len(v6) * 1e6
 
-    # files: NDJSON through pseudonymize_paths (parse + learn + parse + transform + write)
+    # files: NDJSON through pseudonymize_paths (parse + learn, transform + write; parsed once while it fits)
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "in" / "case"
         src.mkdir(parents=True)

@@ -15,7 +15,7 @@ Unknown fields are free text: only addresses and learned names in them change.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from pytest_soclab.pseudonymize.shapes import (
     compile_copy,
     compile_in_place,
     compile_learn,
+    compile_mark,
 )
 from pytest_soclab.reference import ecs_fields
 
@@ -309,6 +310,9 @@ class DocumentWalker:
         self._memo_get = owner.texts.memo.get
         self._compute = owner.texts.compute
         self._ip_get = owner.ips.memo_text.get
+        # Marks left by `learn_marking`, per transform kind: flat [container, key, container, key...]
+        # of the string leaves to transform (cleared, never replaced: compiled walkers bind them).
+        self._marks: list[list[Any]] = [[] for _ in KIND_NAMES]
 
     # ---------------------------------------------------------------- learning
 
@@ -409,6 +413,111 @@ class DocumentWalker:
                 self._learn_dict(v, node)
             elif t is list:
                 self._learn_list(v, node)
+
+    # ---------------------------------------------------------------- learn, marking what to transform
+
+    def learn_marking(self, docs: Iterable[dict[str, Any]]) -> None:
+        """Learn documents the caller owns and will transform in place (`transform_marked`), noting
+        where their string leaves are: the transformation then visits those leaves alone instead of
+        walking the documents again. Objects must not be shared (parsed JSON), and not with drop_geo
+        (dropping needs the walk)."""
+        learn = self._mark_dict
+        root = self.doc_root
+        try:
+            for doc in docs:
+                learn(doc, root)
+        except BaseException:
+            self.forget_marks()
+            raise
+
+    def mark_state(self) -> list[int]:
+        """Where the marks stand: `forget_marks(state)` drops those left since."""
+        return [len(marks) for marks in self._marks]
+
+    def forget_marks(self, since: list[int] | None = None) -> None:
+        for i, marks in enumerate(self._marks):
+            del marks[since[i] if since else 0 :]
+
+    def transform_marked(self) -> None:
+        """Transform, in place, the leaves `learn_marking` noted (what `doc_in_place` would do)."""
+        self.p.texts.sync()
+        try:
+            for tkind, marks in enumerate(self._marks):
+                if marks:
+                    self._transform_leaves(tkind, marks)
+        finally:
+            self.forget_marks()
+
+    def _transform_leaves(self, tkind: int, marks: list[Any]) -> None:
+        pairs = iter(marks)
+        if tkind == TEXT:
+            memo_get = self._memo_get
+            compute = self._compute
+            for c, k in zip(pairs, pairs):
+                v = c[k]
+                r = memo_get(v)
+                c[k] = compute(v) if r is None else r
+        elif tkind == IP:
+            ip_get = self._ip_get
+            typed = self._typed
+            for c, k in zip(pairs, pairs):
+                v = c[k]
+                r = ip_get(v)
+                c[k] = typed(IP, v) if r is None else r
+        else:
+            typed = self._typed
+            for c, k in zip(pairs, pairs):
+                c[k] = typed(tkind, c[k])
+
+    def _mark_dict(self, doc: dict[str, Any], node: _Node) -> None:
+        shape = ("mark", tuple(doc))
+        plan = node.plans.get(shape)
+        if plan is None:
+            plan = self._plan(node, shape, compile_mark, doc)
+            if plan is None:
+                self._mark_doc(doc, node)
+                return
+        plan(doc)
+
+    def _mark_doc(self, doc: dict[str, Any], node: _Node) -> None:
+        """`_learn_doc`, noting each string leaf to transform."""
+        kinds = node.kinds
+        seen = self._seen
+        marks = self._marks
+        for k, v in doc.items():
+            try:
+                kind = kinds[k]
+            except KeyError:
+                kind = node.child(k).kind
+            if kind == KEEP:
+                continue
+            t = type(v)
+            if t is str:
+                if v not in seen[kind]:
+                    self._learn_new(kind, v)
+                m = marks[_TRANSFORM_KIND[kind]]
+                m.append(doc)
+                m.append(k)
+            elif t is dict:
+                self._mark_dict(v, node.children[k])
+            elif t is list:
+                self._mark_list(v, node.children[k])
+
+    def _mark_list(self, items: list[Any], node: _Node) -> None:
+        kind = node.kind
+        done = self._seen[kind]
+        m = self._marks[node.tkind]
+        for i, v in enumerate(items):
+            t = type(v)
+            if t is str:
+                if v not in done:
+                    self._learn_new(kind, v)
+                m.append(items)
+                m.append(i)
+            elif t is dict:
+                self._mark_dict(v, node)
+            elif t is list:
+                self._mark_list(v, node)
 
     # ---------------------------------------------------------------- transform
 

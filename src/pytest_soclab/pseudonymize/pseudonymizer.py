@@ -167,6 +167,11 @@ class Pseudonymizer:
         """
         docs = list(docs)
         with bulk():
+            if learn and in_place and not shared and not self.drop_geo:
+                # One walk: learning notes where the strings are, the transformation visits only them.
+                self.walker.learn_marking(docs)
+                self.walker.transform_marked()
+                return docs
             if learn:
                 self.learn_documents(docs)
             if in_place:

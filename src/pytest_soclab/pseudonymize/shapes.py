@@ -168,6 +168,50 @@ def compile_learn(
     return _define_plan(_emit_learn(walker, node, keys, sample, "d", "    ", env, 0), env)
 
 
+def _emit_mark(
+    walker: DocumentWalker,
+    node: _Node,
+    keys: tuple[str, ...],
+    sample: dict[str, Any],
+    var: str,
+    ind: str,
+    env: dict[str, Any],
+    depth: int,
+) -> list[str]:
+    """_emit_learn, also noting each string leaf (object, key) for DocumentWalker.transform_marked."""
+    from pytest_soclab.pseudonymize.documents import KEEP
+
+    lines: list[str] = []
+    for k in keys:
+        child = node.child(k)
+        kind = child.kind
+        if kind == KEEP:
+            continue
+        i = len(env)
+        v, key = f"v{i}", repr(k)
+        env[f"N{i}"] = child
+        env[f"L{i}"] = walker._seen[kind]
+        env[f"M{i}"] = walker._marks[child.tkind].append
+        lines.append(f"{ind}{v} = {var}[{key}]")
+        lines.append(f"{ind}if type({v}) is str:")
+        lines.append(f"{ind}    if {v} not in L{i}: learn({kind}, {v})")
+        lines.append(f"{ind}    M{i}({var}); M{i}({key})")
+        lines += _emit_containers(_emit_mark, walker, child, sample.get(k), i, ind, env, depth, "")
+    return lines
+
+
+def compile_mark(
+    walker: DocumentWalker, node: _Node, keys: tuple[str, ...], sample: dict[str, Any]
+) -> Callable[[dict[str, Any]], None]:
+    """compile_learn for DocumentWalker.learn_marking."""
+    env: dict[str, Any] = {
+        "learn": walker._learn_new,
+        "DISPATCH": walker._mark_dict,
+        "LIST": walker._mark_list,
+    }
+    return _define_plan(_emit_mark(walker, node, keys, sample, "d", "    ", env, 0), env)
+
+
 def compile_copy(
     walker: DocumentWalker, node: _Node, keys: tuple[str, ...], sample: dict[str, Any]
 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
