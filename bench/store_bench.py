@@ -364,13 +364,19 @@ def compare_load(n: int, source: str, baseline: str, rounds: int) -> None:
             probed = json.loads(out.stdout)
             docs = probed["docs"]
             figures[label] += probed["runs"]
-    print(f"\n== load {docs:,} documents ({source}), {rounds} alternating rounds ==")
-    print(f"  {'code':10s} {'wall s (median)':>16s} {'docs/s':>9s} {'CPU s (median)':>15s} {'docs per CPU-s':>15s} {'load avg':>9s}")
+    print_load_table(f"load {docs:,} documents ({source}), {rounds} alternating rounds", docs, figures)
+
+
+def print_load_table(title: str, docs: int, figures: dict[str, list[dict[str, float]]]) -> None:
+    """Medians of timed builds ({label: [{wall, cpu, load}]}), one line per label."""
+    width = max(len(label) for label in figures)
+    print(f"\n== {title} ==")
+    print(f"  {'':{width}s} {'wall s':>7s} {'docs/s':>9s} {'CPU s':>6s} {'docs/CPU-s':>11s} {'load avg':>9s}")
     for label, runs in figures.items():
         wall = statistics.median(r["wall"] for r in runs)
         cpu = statistics.median(r["cpu"] for r in runs)
         load = statistics.median(r["load"] for r in runs)
-        print(f"  {label:10s} {wall:16.2f} {docs / wall:9,.0f} {cpu:15.2f} {docs / cpu:15,.0f} {load:9.2f}")
+        print(f"  {label:{width}s} {wall:7.2f} {docs / wall:9,.0f} {cpu:6.2f} {docs / cpu:11,.0f} {load:9.2f}")
     sys.stdout.flush()
 
 
@@ -456,14 +462,8 @@ def engine_floor(n: int, rounds: int, kinds: list[str]) -> None:
                     capture_output=True, text=True, check=True, env={**os.environ},
                 )  # fmt: skip
                 figures[kind].append(json.loads(out.stdout))
-    print(f"\n== load, {n:,} documents, {rounds} alternating rounds ==")
-    print(f"  {'what':44s} {'wall s':>7s} {'docs/s':>9s} {'CPU s':>6s} {'docs/CPU-s':>11s} {'load avg':>9s}")
-    for kind, runs in figures.items():
-        wall = statistics.median(r["wall"] for r in runs)
-        cpu = statistics.median(r["cpu"] for r in runs)
-        load = statistics.median(r["load"] for r in runs)
-        print(f"  {FLOOR_KINDS[kind]:44s} {wall:7.2f} {n / wall:9,.0f} {cpu:6.2f} {n / cpu:11,.0f} {load:9.2f}")
-    sys.stdout.flush()
+    labelled = {FLOOR_KINDS[kind]: runs for kind, runs in figures.items()}
+    print_load_table(f"load, {n:,} documents, {rounds} alternating rounds", n, labelled)
 
 
 def main() -> None:
