@@ -4,6 +4,7 @@ same documents in the same run.
 
     python bench/store_bench.py --sizes 100000 1000000
     python bench/store_bench.py --sizes 1000000 --baseline-src OLD/src [--source case-06-capstone]
+    python bench/store_bench.py --sizes 1000000 --floor --rounds 3   # load paths and DuckDB's own floor
 
 Each store query runs `--repeat` times after a warm-up; the mix's median and p95 are over all
 those runs. The speed-up of a query is the plain scan's median time over the store's median.
@@ -363,14 +364,106 @@ def compare_load(n: int, source: str, baseline: str, rounds: int) -> None:
             probed = json.loads(out.stdout)
             docs = probed["docs"]
             figures[label] += probed["runs"]
-    print(f"\n== load {docs:,} documents ({source}), {rounds} alternating rounds ==")
-    print(f"  {'code':10s} {'wall s (median)':>16s} {'docs/s':>9s} {'CPU s (median)':>15s} {'docs per CPU-s':>15s} {'load avg':>9s}")
+    print_load_table(f"load {docs:,} documents ({source}), {rounds} alternating rounds", docs, figures)
+
+
+def print_load_table(title: str, docs: int, figures: dict[str, list[dict[str, float]]]) -> None:
+    """Medians of timed builds ({label: [{wall, cpu, load}]}), one line per label."""
+    width = max(len(label) for label in figures)
+    print(f"\n== {title} ==")
+    print(f"  {'':{width}s} {'wall s':>7s} {'docs/s':>9s} {'CPU s':>6s} {'docs/CPU-s':>11s} {'load avg':>9s}")
     for label, runs in figures.items():
         wall = statistics.median(r["wall"] for r in runs)
         cpu = statistics.median(r["cpu"] for r in runs)
         load = statistics.median(r["load"] for r in runs)
-        print(f"  {label:10s} {wall:16.2f} {docs / wall:9,.0f} {cpu:15.2f} {docs / cpu:15,.0f} {load:9.2f}")
+        print(f"  {label:{width}s} {wall:7.2f} {docs / wall:9,.0f} {cpu:6.2f} {docs / cpu:11,.0f} {load:9.2f}")
     sys.stdout.flush()
+
+
+FLOOR_KINDS = {
+    "dicts": "soclab: build_database, dicts in memory",
+    "ndjson": "soclab: build_database, NDJSON files",
+    "ndjson-python": "soclab: NDJSON files, Python reader forced",
+    "native": "DuckDB alone: read_json + sorted write",
+    "write": "DuckDB alone: sorted write of parsed rows",
+}
+
+
+def floor_probe(kind: str, n: int, folder: str) -> dict[str, Any]:
+    """One build in a fresh process. `dicts`: build_database from Python dicts made beforehand
+    (untimed, as in the mix). `ndjson`: from the same documents as `{"_id", "_source"}` NDJSON
+    files (what `soclab corpus build` writes), read by DuckDB where the native reader takes them;
+    `ndjson-python`: the same files read line by line in Python. `native`: DuckDB alone parses the
+    documents (bare sources) and writes each stream as a table sorted by @timestamp (no mapping,
+    no flattening, no conversion). `write`: DuckDB alone writes the already parsed and typed rows
+    (in memory, untimed) to the file, sorted: the sort and the compressed write, nothing else."""
+    import duckdb
+
+    from pytest_soclab.store import native
+    from pytest_soclab.store.embedded import build_database
+
+    bare = sorted((Path(folder) / "bare").glob("*.ndjson"))
+    hits = {f.stem: f for f in sorted((Path(folder) / "hits").glob("*.ndjson"))}
+    with tempfile.TemporaryDirectory(prefix="soclab-floor-") as tmp:
+        path = Path(tmp) / "store.duckdb"
+        docs: list[Any] = list(generate(n)) if kind == "dicts" else []
+        mem = None
+        if kind == "write":
+            mem = duckdb.connect(":memory:")
+            for i, f in enumerate(bare):
+                mem.execute(f"CREATE TABLE t{i} AS SELECT * FROM read_json('{f}', format='newline_delimited')")
+        if kind == "ndjson-python":
+            native.read_native = lambda *a, **k: False
+        with open("/proc/loadavg") as fh:
+            load = float(fh.read().split()[0])
+        t0, c0 = time.perf_counter(), time.process_time()
+        if kind == "dicts":
+            build_database(docs, path)
+        elif kind in ("ndjson", "ndjson-python"):
+            info = build_database((), path, files=hits)
+            assert all(i["native"] == (kind == "ndjson") for i in info["indices"].values()), info
+        elif kind == "native":
+            con = duckdb.connect(str(path))
+            for i, f in enumerate(bare):
+                con.execute(f"CREATE TABLE t{i} AS SELECT * FROM read_json('{f}', format='newline_delimited') "
+                            'ORDER BY "@timestamp"')  # fmt: skip
+            con.execute("CHECKPOINT")
+            con.close()
+        else:
+            assert mem is not None
+            mem.execute(f"ATTACH '{path}' AS f")
+            for i in range(len(bare)):
+                mem.execute(f'CREATE TABLE f.t{i} AS SELECT * FROM t{i} ORDER BY "@timestamp"')
+            mem.execute("DETACH f")
+        return {"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0, "load": load}
+
+
+def engine_floor(n: int, rounds: int, kinds: list[str]) -> None:
+    """soclab's load paths next to what DuckDB alone needs for the same documents, alternating."""
+    with tempfile.TemporaryDirectory(prefix="soclab-ndjson-") as tmp:
+        (Path(tmp) / "bare").mkdir()
+        (Path(tmp) / "hits").mkdir()
+        handles: dict[str, Any] = {}
+        for stream, doc_id, doc in generate(n):
+            if stream not in handles:
+                handles[stream] = (open(Path(tmp) / "bare" / f"{stream}.ndjson", "w"),
+                                   open(Path(tmp) / "hits" / f"{stream}.ndjson", "w"))  # fmt: skip
+            bare, hit = handles[stream]
+            bare.write(json.dumps(doc) + "\n")
+            hit.write(json.dumps({"_id": doc_id, "_source": doc}) + "\n")
+        for pair in handles.values():
+            for fh in pair:
+                fh.close()
+        figures: dict[str, list[dict[str, float]]] = {k: [] for k in kinds}
+        for _ in range(rounds):
+            for kind in kinds:
+                out = subprocess.run(
+                    [sys.executable, __file__, "--floor-probe", kind, "--sizes", str(n), "--ndjson", tmp],
+                    capture_output=True, text=True, check=True, env={**os.environ},
+                )  # fmt: skip
+                figures[kind].append(json.loads(out.stdout))
+    labelled = {FLOOR_KINDS[kind]: runs for kind, runs in figures.items()}
+    print_load_table(f"load, {n:,} documents, {rounds} alternating rounds", n, labelled)
 
 
 def main() -> None:
@@ -387,7 +480,19 @@ def main() -> None:
                     "generator) or a corpus case id such as case-06-capstone")  # fmt: skip
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of --baseline-src")
     ap.add_argument("--load-probe", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--floor", nargs="*", choices=sorted(FLOOR_KINDS), metavar="KIND",
+                    help="measure soclab's load paths (from dicts, from NDJSON files) next to what DuckDB "
+                    f"alone needs for the same documents, then stop; kinds: {', '.join(FLOOR_KINDS)} (default all)")  # fmt: skip
+    ap.add_argument("--floor-probe", choices=sorted(FLOOR_KINDS), help=argparse.SUPPRESS)
+    ap.add_argument("--ndjson", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.floor_probe:
+        print(json.dumps(floor_probe(args.floor_probe, args.sizes[0], args.ndjson)))
+        return
+    if args.floor is not None:
+        for n in args.sizes:
+            engine_floor(n, args.rounds, args.floor or list(FLOOR_KINDS))
+        return
     if args.probe:
         print(json.dumps(probe(args.probe, args.suspect, args.repeat)))
         return

@@ -52,6 +52,25 @@ def test_malformed_values_are_counted_not_fatal(tmp_path: Path) -> None:
     assert info["indices"]["logs-x-default"]["malformed"] == {"source.ip": 1, "source.port": 1}
 
 
+def test_integers_out_of_range_are_malformed(tmp_path: Path) -> None:
+    """Elasticsearch rejects a long beyond 64 bits (and a negative unsigned_long): dropped and
+    counted here, never a failed build."""
+    docs = [("n", "a", {"big": 2**63, "neg": -1, "huge": 1e300, "ok": 5}), ("n", "b", {"big": 1, "neg": 2**64 - 1, "huge": 2, "ok": "6"})]
+    mapping = {"n": {"properties": {"big": {"type": "long"}, "neg": {"type": "unsigned_long"},
+                                    "huge": {"type": "long"}, "ok": {"type": "long"}}}}  # fmt: skip
+    info = build_database(docs, tmp_path / "n.duckdb", mappings=mapping)
+    assert info["indices"]["n"]["malformed"] == {"big": 1, "huge": 1, "neg": 1}
+    with EmbeddedBackend.open(tmp_path / "n.duckdb") as b:
+        res = b.esql_query("FROM n METADATA _id | SORT _id | KEEP big, neg, huge, ok")
+        assert res["values"] == [[None, None, None, 5], [1, 2**64 - 1, 2, 6]]
+    # a float beyond a long in a column of floats (no Python integer to stop pyarrow)
+    docs = [("f", "a", {"huge": 1e300}), ("f", "b", {"huge": 2.5})]
+    info = build_database(docs, tmp_path / "f.duckdb", mappings={"f": {"properties": {"huge": {"type": "long"}}}})
+    assert info["indices"]["f"]["malformed"] == {"huge": 1}
+    with EmbeddedBackend.open(tmp_path / "f.duckdb") as b:
+        assert b.esql_query("FROM f METADATA _id | SORT _id | KEEP huge")["values"] == [[None], [2]]
+
+
 def test_list_indices_like_cat(backend: EmbeddedBackend) -> None:
     rows = backend.list_indices()
     names = [r["index"] for r in rows]

@@ -96,15 +96,20 @@ def build_case(
     return manifest
 
 
-def read_built(out_dir: Path) -> Iterator[Doc]:
-    """Read a built case back as (data stream, doc id, doc), stream by stream."""
+def built_files(out_dir: Path) -> dict[str, Path]:
+    """A built case's NDJSON file per data stream, from its manifest."""
     out_dir = Path(out_dir)
     try:
         manifest = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise SoclabError(f"{out_dir}: not a built case (no readable {MANIFEST}: {exc})") from None
-    for stream, info in manifest["streams"].items():
-        with (out_dir / info["file"]).open(encoding="utf-8") as fh:
+        return {stream: out_dir / info["file"] for stream, info in manifest["streams"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise SoclabError(f"{out_dir}: not a built case (no readable {MANIFEST}: {exc!r})") from None
+
+
+def read_built(out_dir: Path) -> Iterator[Doc]:
+    """Read a built case back as (data stream, doc id, doc), stream by stream."""
+    for stream, path in built_files(out_dir).items():
+        with path.open(encoding="utf-8") as fh:
             for line in fh:
                 rec = json.loads(line)
                 yield stream, rec["_id"], rec["_source"]

@@ -115,7 +115,7 @@ class CaseLibrary:
         return BuiltCase(case_id, recipe, estate, db_path, sorted(manifest.get("streams", {})), manifest)
 
     def _prebuilt(self, case_id: str, case_dir: Path) -> BuiltCase:
-        from pytest_soclab.corpus.build import read_built
+        from pytest_soclab.corpus.build import built_files
         from pytest_soclab.sim.derive_estate import derive_estate, time_range
         from pytest_soclab.store.embedded import EmbeddedBackend, build_database
 
@@ -126,7 +126,8 @@ class CaseLibrary:
             raise SoclabError(f"{case_dir / 'manifest.json'}: not a readable manifest: {exc}") from None
         # The manifest holds each stream file's hash: hashing it keys the cache on the data.
         key = hashlib.sha256(manifest_text.encode()).hexdigest()
-        db, manifest = self._cached(case_id, key, lambda path: build_database(read_built(case_dir), path))
+        files = built_files(case_dir)
+        db, manifest = self._cached(case_id, key, lambda path: build_database((), path, files=files))
         backend = EmbeddedBackend.open(db)
         try:
             estate, window = derive_estate(backend), time_range(backend)

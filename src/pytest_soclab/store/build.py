@@ -51,6 +51,10 @@ class _Fallback(Exception):
     """This chunk (or column) needs the Python path."""
 
 
+class NativeFallback(Exception):
+    """Columns read by DuckDB (`add_arrow`) that only the Python path converts exactly."""
+
+
 @dataclass
 class _ColState:
     fdef: FieldDef
@@ -89,7 +93,15 @@ def conv_sql(kind: str, x: str) -> str:
 class TableBuilder:
     """Accumulates one index's documents in chunks of Arrow tables."""
 
-    def __init__(self, name: str, mapping: MappingSet, fixed: dict[str, Column] | None = None, *, fast: bool = True):
+    def __init__(
+        self,
+        name: str,
+        mapping: MappingSet,
+        fixed: dict[str, Column] | None = None,
+        *,
+        fast: bool = True,
+        native: bool = False,
+    ):
         self.name = name
         self.mapping = mapping
         self.opaque = mapping.opaque_paths()
@@ -98,6 +110,8 @@ class TableBuilder:
             for path, col in fixed.items():
                 self.cols[path] = _ColState(col.fdef, col.multi)
         self.fast = fast
+        # fed Arrow columns by add_arrow (no Python documents to look back at)
+        self.native = native
         self.ids: list[str] = []
         self.sources: list[dict[str, Any]] = []
         self.count = 0
@@ -113,6 +127,20 @@ class TableBuilder:
         self.count += 1
         if len(self.ids) >= CHUNK_ROWS:
             self.flush()
+
+    def add_arrow(self, ids: pa.Array, sources: pa.StructArray) -> None:
+        """A batch of documents already in columns (see native.py); raises NativeFallback when
+        the batch needs the Python path."""
+        seq0 = self.count
+        self.count += len(ids)
+        leaves: dict[str, pa.Array] = {}
+        try:
+            self._walk(sources, "", leaves)
+            chunk = self._leaves_chunk(self._key_arrays(seq0, ids), leaves)
+        except _Fallback:
+            raise NativeFallback from None
+        self.chunks.append(chunk)
+        self.fast_chunks += 1
 
     def flush(self) -> None:
         if not self.ids:
@@ -133,12 +161,10 @@ class TableBuilder:
     def columns(self) -> dict[str, Column]:
         return {p: Column(p, s.fdef, s.multi) for p, s in sorted(self.cols.items())}
 
-    def _key_arrays(self, seq0: int) -> dict[str, pa.Array]:
-        """The `_id` and `__seq` columns both chunk paths start their table with."""
-        return {
-            ID_COL: pa.array(self.ids, pa.string()),
-            SEQ_COL: pa.array(range(seq0, seq0 + len(self.ids)), pa.int64()),
-        }
+    def _key_arrays(self, seq0: int, ids: pa.Array | None = None) -> dict[str, pa.Array]:
+        """The `_id` and `__seq` columns every chunk path starts its table with."""
+        ids = pa.array(self.ids, pa.string()) if ids is None else ids
+        return {ID_COL: ids, SEQ_COL: pa.array(range(seq0, seq0 + len(ids)), pa.int64())}
 
     # ---------------------------------------------------------------- fast path
 
@@ -147,7 +173,9 @@ class TableBuilder:
             leaves = self._shaped_leaves()
         except _Fallback:
             leaves = self._inferred_leaves()
-        arrays = self._key_arrays(seq0)
+        return self._leaves_chunk(self._key_arrays(seq0), leaves)
+
+    def _leaves_chunk(self, arrays: dict[str, pa.Array], leaves: dict[str, pa.Array]) -> Chunk:
         convs: dict[str, str] = {}
         lists: set[str] = set()
         for path, raw in leaves.items():
@@ -167,6 +195,9 @@ class TableBuilder:
             try:
                 staged, kind = self._convert(path, state.fdef.type, raw, is_list)
             except _Fallback:
+                if self.native:
+                    # a column of floats may have held integers, which coerce differently
+                    raise NativeFallback from None
                 staged, kind = self._coerce_column(path, state, raw, is_list)
             arrays[path] = staged
             convs[path] = kind
@@ -184,6 +215,13 @@ class TableBuilder:
             row = pc.index(pc.is_valid(raw), True).as_py()
         if row < 0:
             return None
+        if self.native:
+            # dynamic mapping goes by the first value's JSON type; a float column may have
+            # started with an integer (1 and 1.5 read as one float column)
+            first = _first_value(raw)
+            if isinstance(first, float) and first.is_integer():
+                raise NativeFallback
+            return first
         source = self.sources[row]
         value = flatten(source, self.opaque).get(path) if isinstance(source, dict) else None
         if value is None:
@@ -277,6 +315,10 @@ class TableBuilder:
             if pa.types.is_integer(t):
                 return cast(pa.int64()), ""
             if pa.types.is_floating(t):
+                values = raw.values if is_list else raw
+                top = pc.max(pc.abs(values)).as_py() if len(values) else None
+                if top is not None and not top < 2.0**63:
+                    raise _Fallback  # beyond a long (or not finite): malformed, counted by coercion
                 return cast(pa.int64(), safe=False), ""
             raise _Fallback
         if es_type in _FLOAT_TYPES:
@@ -648,4 +690,4 @@ def default_mapping(name: str, explicit: dict[str, Any] | None) -> MappingSet:
     return MappingSet(explicit=flat, dynamic=dynamic, data_stream=ds, use_ecs=ds, declared=True)
 
 
-__all__ = ["TableBuilder", "write_index", "declared_only", "group_docs", "default_mapping", "stage_sql", "ms_to_datetime", "Chunk"]
+__all__ = ["NativeFallback", "TableBuilder", "write_index", "declared_only", "group_docs", "default_mapping", "stage_sql", "ms_to_datetime", "Chunk"]

@@ -18,8 +18,9 @@ from pytest_soclab.errors import EsError, ScenarioFileError, SoclabError, illega
 from pytest_soclab.gcpause import collector_paused
 
 from . import admin
-from .build import default_mapping, group_docs
+from .build import TableBuilder, default_mapping, group_docs
 from .engine import Engine, build_into, remove_quietly
+from .mappings import MappingSet
 
 Doc = tuple[str, str, dict[str, Any]]
 
@@ -30,8 +31,10 @@ def build_database(
     *,
     mappings: dict[str, dict[str, Any]] | None = None,
     progress: Callable[[int], None] | None = None,
+    files: dict[str, Path] | None = None,
 ) -> dict[str, Any]:
-    """Build a store file from (index or data stream name, _id, _source) triples.
+    """Build a store file from (index or data stream name, _id, _source) triples, and from
+    NDJSON `files` (index or data stream name -> file, see `read_ndjson`).
 
     The file is written under a temporary name and renamed into place, so readers never
     see a partial store. `mappings` gives an explicit mapping per index (any usual
@@ -46,7 +49,7 @@ def build_database(
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     remove_quietly(tmp)
     with collector_paused():
-        builders = group_docs(docs, lambda name: default_mapping(name, explicit.get(name)), progress)
+        builders = index_builders(docs, files or {}, lambda name: default_mapping(name, explicit.get(name)), progress)
         con = duckdb.connect(str(tmp))
         try:
             from .engine import register_udfs
@@ -63,6 +66,7 @@ def build_database(
         con.close()
     malformed = {name: dict(sorted(b.malformed.items())) for name, b in builders.items()}
     fast = {name: b.fast_chunks for name, b in builders.items()}
+    native = {name: b.native for name, b in builders.items()}
     os.replace(tmp, path)
     remove_quietly(tmp)
     total = sum(i.count for i in catalog.indices.values())
@@ -78,6 +82,7 @@ def build_database(
                 "fields": len(info.fields),
                 "malformed": malformed.get(name, {}),
                 "fast_chunks": fast.get(name, 0),
+                "native": native.get(name, False),
             }
             for name, info in catalog.indices.items()
         },
@@ -218,6 +223,30 @@ def read_ndjson(name: str, path: Path) -> Iterator[Doc]:
             raise ScenarioFileError(str(path), [("end of file", "bulk action line without a document")])
 
 
+def index_builders(
+    docs: Iterable[Doc],
+    files: dict[str, Path],
+    mapping_for: Callable[[str], MappingSet],
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, TableBuilder]:
+    """One builder per index: `docs` grouped by index, and each NDJSON file read by DuckDB when
+    the native reader takes it (see native.py), else line by line in Python."""
+    from .native import load_file
+
+    builders = group_docs(docs, mapping_for, progress)
+    for name, path in files.items():
+        if name in builders:
+            raise SoclabError(f"index [{name}] is given both as documents and as the file {path}")
+    for name, path in files.items():
+        mapping = mapping_for(name)
+        builder = load_file(name, Path(path), mapping, progress=progress)
+        if builder is None:
+            builder = group_docs(read_ndjson(name, Path(path)), mapping_for, progress).get(name)
+        # an empty file is still an index
+        builders[name] = builder if builder is not None else TableBuilder(name, mapping)
+    return builders
+
+
 def open_sources(specs: list[str], *, now: dt.datetime | None = None) -> EmbeddedBackend:
     """Serve NDJSON data sets (`NAME=docs.ndjson[:mapping.json]`) from an in-memory store."""
     if not specs:
@@ -236,17 +265,9 @@ def open_sources(specs: list[str], *, now: dt.datetime | None = None) -> Embedde
             except json.JSONDecodeError as exc:
                 raise ScenarioFileError(str(mpath), [(f"line {exc.lineno}", f"invalid JSON: {exc.msg}")]) from None
 
-    def docs() -> Iterator[Doc]:
-        for name, dpath, _ in parsed:
-            yield from read_ndjson(name, dpath)
-
     with collector_paused():
-        builders = group_docs(docs(), lambda n: default_mapping(n, mappings.get(n)))
-        for name in names:  # an empty file is still an index
-            if name not in builders:
-                from .build import TableBuilder
-
-                builders[name] = TableBuilder(name, default_mapping(name, mappings.get(name)))
+        files = {name: dpath for name, dpath, _ in parsed}
+        builders = index_builders((), files, lambda n: default_mapping(n, mappings.get(n)))
         con = duckdb.connect(":memory:")
         from .engine import register_udfs
 
@@ -259,4 +280,4 @@ def open_sources(specs: list[str], *, now: dt.datetime | None = None) -> Embedde
     return EmbeddedBackend(engine)
 
 
-__all__ = ["build_database", "EmbeddedBackend", "open_sources", "read_ndjson", "parse_source_spec", "EsError"]
+__all__ = ["build_database", "index_builders", "EmbeddedBackend", "open_sources", "read_ndjson", "parse_source_spec", "EsError"]

@@ -249,16 +249,22 @@ def coerce(es_type: str, value: Any) -> Any:
     if es_type in ("long", "integer", "short", "byte", "unsigned_long"):
         if isinstance(value, bool):
             raise Malformed("boolean for a numeric field")
+        num: int | None = None
         if isinstance(value, int):
-            return value
-        if isinstance(value, float) and math.isfinite(value):
-            return int(value)
-        if isinstance(value, str):
+            num = value
+        elif isinstance(value, float) and math.isfinite(value):
+            num = int(value)
+        elif isinstance(value, str):
             try:
-                return int(float(value)) if "." in value or "e" in value.lower() else int(value)
-            except ValueError:
+                num = int(float(value)) if "." in value or "e" in value.lower() else int(value)
+            except (ValueError, OverflowError):
                 pass
-        raise Malformed(f"For input string: \"{value}\"")
+        if num is None:
+            raise Malformed(f"For input string: \"{value}\"")
+        lo, hi = (0, 2**64 - 1) if es_type == "unsigned_long" else (-(2**63), 2**63 - 1)
+        if not lo <= num <= hi:
+            raise Malformed(f"Numeric value ({value}) out of range of {es_type}")
+        return num
     if es_type in ("double", "float", "half_float", "scaled_float"):
         if isinstance(value, bool):
             raise Malformed("boolean for a numeric field")
