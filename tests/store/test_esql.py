@@ -225,3 +225,25 @@ def test_conversion_warning_names_the_value(backend: EmbeddedBackend) -> None:
 def test_where_without_limit_and_sort_then_where_keep_order(backend: EmbeddedBackend) -> None:
     q = f"FROM {PROC} | SORT process.pid DESC | WHERE user.name != \"root\" | EVAL x = process.pid | KEEP x | LIMIT 3"
     assert values(backend, q) == [[301], [300], [103]]
+
+
+def test_stats_groups_come_in_key_order_without_sort(backend: EmbeddedBackend) -> None:
+    """Groups leave a parallel hash aggregation in any order: the store numbers them by key, so
+    that the same query answers the same way on every run."""
+    q = f"FROM {PROC} | STATS n = COUNT(*) BY user.name, host.name"
+    assert values(backend, q) == [[2, "alice", "ws-07"], [2, "root", "db-01"], [4, "www-data", "web-01"]]
+    q = f"FROM {CONN} | STATS n = COUNT(*) BY destination.ip | WHERE n < 5"
+    assert [r[1] for r in values(backend, q)] == ["198.51.100.7", "203.0.113.9", "2001:db8::1"]
+
+
+def test_sort_ties_keep_document_order(backend: EmbeddedBackend) -> None:
+    # equal keys: documents in time order (the order of the index), groups in key order
+    q = f"FROM {PROC} METADATA _id | SORT host.name | KEEP _id, host.name"
+    assert [r[0] for r in values(backend, q)] == ["p4", "p5", "p1", "p2", "p3", "p8", "p6", "p7"]
+    q = f"FROM {PROC} | STATS n = COUNT(*) BY process.name | SORT n DESC | KEEP process.name, n"
+    assert values(backend, q) == [["bash", 3], ["cat", 1], ["curl", 1], ["powershell", 1], ["sh", 1], ["sshd", 1]]
+
+
+def test_mv_expand_ties_keep_value_order(backend: EmbeddedBackend) -> None:
+    q = f"FROM {PROC} METADATA _id | WHERE host.name == \"web-01\" | MV_EXPAND process.args | SORT host.name | KEEP _id, process.args | LIMIT 5"
+    assert values(backend, q) == [["p1", "-c"], ["p1", "bash"], ["p1", "whoami"], ["p2", "-s"], ["p2", "curl"]]

@@ -94,8 +94,12 @@ def translate_stats(tr: Translator, cmd: A.Stats, rel: Rel) -> Rel:
     names = {c.name for c in out_cols}
     final_groups = [g for g in groups if g.name not in names]
     del row_scope
-    sql = f"SELECT {', '.join(out_parts + keys) or '1 AS __one'} FROM ({inner}) AS __g2"
-    return Rel(sql, out_cols + final_groups, [], None)
+    # Groups come out of a parallel hash aggregation in any order: number them by their keys,
+    # so that the order without SORT, and SORT's ties, are the same on every run.
+    by_keys = ", ".join(f"{k} ASC NULLS LAST" for k in keys)
+    number = f"0 AS __idx, (row_number() OVER ({'ORDER BY ' + by_keys if keys else ''}))::BIGINT AS __doc"
+    sql = f"SELECT {', '.join(out_parts + keys + [number])} FROM ({inner}) AS __g2"
+    return Rel(sql, out_cols + final_groups, ["__doc"], None)
 
 
 _AGG_NAMES = {

@@ -37,6 +37,16 @@ class Rel:
     cols: list[Col]
     order: list[str] = field(default_factory=list)
     limit: int | None = None
+    # Columns of `sql` that order its rows completely (document order, then the position of an
+    # expanded value): SORT breaks its ties with them, so that equal keys come out the same way
+    # on every run (DuckDB's parallel sort is not stable).
+    ties: list[str] = field(default_factory=lambda: list(TIES))
+
+
+# Every relation carries these: the index's position in FROM and the document's in the index
+# (or the group's position, after STATS).
+TIES = ("__idx", "__doc")
+_NO_TIES = "0 AS __idx, 0::BIGINT AS __doc"
 
 
 @dataclass
@@ -206,7 +216,7 @@ class Translator:
             parts.append(f"{k} AS __idx, {ident(DOC_COL)} AS __doc{_LAZY}")
             selects.append(f"SELECT {', '.join(parts)} FROM {self.engine.relation(info)}")
         if not selects:
-            selects.append("SELECT NULL AS __none WHERE FALSE")
+            selects.append(f"SELECT NULL AS __none, {_NO_TIES} WHERE FALSE")
         # an index order that holds whatever comes after (documents in time order per index)
         return Rel(" UNION ALL ".join(selects), cols + meta_cols, order=[])
 
@@ -292,7 +302,7 @@ class Translator:
             cols.append(col)
             self.scope[name] = col
             parts.append(f"{te.sql} AS {alias}")
-        return Rel(f"SELECT {', '.join(parts)}", cols)
+        return Rel(f"SELECT {', '.join(parts + [_NO_TIES])}", cols)
 
     def _show(self) -> Rel:
         from importlib.metadata import version as _v
@@ -302,7 +312,7 @@ class Translator:
         except Exception:  # noqa: BLE001
             ver = "0"
         cols = [Col("version", "keyword", "c_v", False), Col("date", "keyword", "c_d", False), Col("hash", "keyword", "c_h", False)]
-        return Rel(f"SELECT '9.1.0' AS c_v, '2025-01-01' AS c_d, {string('soclab-' + ver)} AS c_h", cols)
+        return Rel(f"SELECT '9.1.0' AS c_v, '2025-01-01' AS c_d, {string('soclab-' + ver)} AS c_h, {_NO_TIES}", cols)
 
     # ------------------------------------------------------------------ commands
 
@@ -322,13 +332,13 @@ class Translator:
             self.ctx.problem(cmd.cond.pos, f"Condition expression needs to be boolean, found [{te.type.upper()}]")
             return rel
         te = sv(self.ctx, te, cmd.cond)
-        return Rel(f"SELECT * FROM ({rel.sql}) AS __t WHERE {te.sql}", rel.cols, rel.order, None)
+        return Rel(f"SELECT * FROM ({rel.sql}) AS __t WHERE {te.sql}", rel.cols, rel.order, None, rel.ties)
 
     def _materialize(self, rel: Rel) -> Rel:
         if rel.limit is None:
             return rel
         order = f" ORDER BY {', '.join(rel.order)}" if rel.order else ""
-        return Rel(f"SELECT * FROM ({rel.sql}) AS __l{order} LIMIT {rel.limit}", rel.cols, rel.order, None)
+        return Rel(f"SELECT * FROM ({rel.sql}) AS __l{order} LIMIT {rel.limit}", rel.cols, rel.order, None, rel.ties)
 
     def _cmd_eval(self, cmd: A.Eval, rel: Rel) -> Rel:
         rel = self._materialize(rel)
@@ -346,7 +356,7 @@ class Translator:
             parts.append(f"{te.sql} AS {alias}")
             # later expressions of the same EVAL may use this column
             sql = f"SELECT *, {te.sql} AS {alias} FROM ({sql}) AS __e"
-        return Rel(sql, cols, rel.order, None)
+        return Rel(sql, cols, rel.order, None, rel.ties)
 
     def _cmd_limit(self, cmd: A.Limit, rel: Rel) -> Rel:
         n = cmd.n
@@ -362,7 +372,7 @@ class Translator:
         if n > 2**31 - 1:
             raise parsing_exception(f"{cmd.pos}: Invalid value for LIMIT [{n}], expecting a non negative integer")
         new_limit = n if rel.limit is None else min(rel.limit, n)
-        return Rel(rel.sql, rel.cols, rel.order, new_limit)
+        return Rel(rel.sql, rel.cols, rel.order, new_limit, rel.ties)
 
     def _cmd_sort(self, cmd: A.Sort, rel: Rel) -> Rel:
         rel = self._materialize(rel)
@@ -382,7 +392,7 @@ class Translator:
             nulls_first = key.nulls_first if key.nulls_first is not None else key.desc
             parts.append(f"{alias} {'DESC' if key.desc else 'ASC'} NULLS {'FIRST' if nulls_first else 'LAST'}")
         sql = f"SELECT *, {', '.join(exprs)} FROM ({rel.sql}) AS __s"
-        return Rel(sql, rel.cols, parts, None)
+        return Rel(sql, rel.cols, parts + rel.ties, None, rel.ties)
 
     def _match_patterns(self, cols: list[Col], patterns: list[tuple[str, A.Pos]], verb: str) -> list[tuple[int, Col]]:
         """(winning pattern index, column) for every column some pattern names."""
@@ -410,11 +420,11 @@ class Translator:
         matched = self._match_patterns(rel.cols, cmd.patterns, "KEEP")
         pos = {c.name: i for i, c in enumerate(rel.cols)}
         matched.sort(key=lambda pc: (pc[0], pos[pc[1].name]))
-        return Rel(rel.sql, [c for _, c in matched], rel.order, rel.limit)
+        return Rel(rel.sql, [c for _, c in matched], rel.order, rel.limit, rel.ties)
 
     def _cmd_drop(self, cmd: A.Drop, rel: Rel) -> Rel:
         matched = {c.name for _, c in self._match_patterns(rel.cols, cmd.patterns, "DROP")}
-        return Rel(rel.sql, [c for c in rel.cols if c.name not in matched], rel.order, rel.limit)
+        return Rel(rel.sql, [c for c in rel.cols if c.name not in matched], rel.order, rel.limit, rel.ties)
 
     def _cmd_rename(self, cmd: A.Rename, rel: Rel) -> Rel:
         cols = list(rel.cols)
@@ -431,7 +441,7 @@ class Translator:
             cols = [x for j, x in enumerate(cols) if x.name != new or j == idx]
             idx = next(i for i, x in enumerate(cols) if x.alias == c.alias)
             cols[idx] = renamed
-        return Rel(rel.sql, cols, rel.order, rel.limit)
+        return Rel(rel.sql, cols, rel.order, rel.limit, rel.ties)
 
     def _cmd_mv_expand(self, cmd: A.MvExpand, rel: Rel) -> Rel:
         rel = self._materialize(rel)
@@ -445,9 +455,11 @@ class Translator:
         new = Col(col.name, col.type, alias, False)
         cols = [new if c.name == col.name else c for c in rel.cols]
         src = col.alias
-        # a select-list unnest keeps rows and values in order
-        sql = f"SELECT *, unnest(CASE WHEN {src} IS NULL THEN [NULL] ELSE {src} END) AS {alias} FROM ({rel.sql}) AS __x"
-        return Rel(sql, cols, rel.order, None)
+        pos = self.ctx.alias()
+        values = f"CASE WHEN {src} IS NULL THEN [NULL] ELSE {src} END"
+        # a select-list unnest keeps rows and values in order; the value's position breaks ties
+        sql = f"SELECT *, unnest({values}) AS {alias}, generate_subscripts({values}, 1) AS {pos} FROM ({rel.sql}) AS __x"
+        return Rel(sql, cols, rel.order, None, [*rel.ties, pos])
 
     def _cmd_stats(self, cmd: A.Stats, rel: Rel) -> Rel:
         from .stats import translate_stats
@@ -529,7 +541,7 @@ class Translator:
         if not parts:
             return rel
         sql = f"SELECT *, {', '.join(parts)} FROM (SELECT *, {struct} AS {m} FROM ({rel.sql}) AS __d0) AS __d1"
-        return Rel(sql, cols, rel.order, None)
+        return Rel(sql, cols, rel.order, None, rel.ties)
 
     # ------------------------------------------------------------------ expressions
 
