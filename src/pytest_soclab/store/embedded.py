@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -237,9 +238,14 @@ def index_builders(
     for name, path in files.items():
         if name in builders:
             raise SoclabError(f"index [{name}] is given both as documents and as the file {path}")
+    mappings = {name: mapping_for(name) for name in files}
+    # DuckDB parses without the GIL: files read side by side use every core (about half the
+    # wall time on two idle cores, no loss on a busy machine)
+    with ThreadPoolExecutor(max_workers=max(1, min(len(files), os.cpu_count() or 1, 4))) as pool:
+        native = dict(zip(files, pool.map(lambda n: load_file(n, Path(files[n]), mappings[n], progress=progress), files)))
     for name, path in files.items():
-        mapping = mapping_for(name)
-        builder = load_file(name, Path(path), mapping, progress=progress)
+        mapping = mappings[name]
+        builder = native[name]
         if builder is None:
             builder = group_docs(read_ndjson(name, Path(path)), mapping_for, progress).get(name)
         # an empty file is still an index
