@@ -9,8 +9,8 @@ guard's share of the simulator's time per tool call.
    a report now and then; most calls legitimate, a share that the policies deny
    (out-of-scope indices, unseen targets, destructive actions, exfiltration,
    oversized queries). `seen` and `history` grow as an investigation goes on, so
-   inputs have realistic sizes (tens to hundreds of entities), and ES|QL inputs carry
-   the parser's facts as the simulator adds them. Each decision is timed around
+   inputs have realistic sizes (tens to hundreds of entities), and inputs carry the
+   facts the simulator adds (the ES|QL parser's, index expressions, search ranges). Each decision is timed around
    `guard.decide(input)` (wall and this thread's CPU time), which includes handing
    the input to the engine. `--compare-policy` times a second policy directory on
    the same stream, call by call in alternation (a before/after under the same load).
@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_soclab.guard import load_guard
+from pytest_soclab.guard.facts import call_facts
 from pytest_soclab.sim.queryfacts import esql_facts
 from pytest_soclab.tools import ALL_TOOLS as TOOL_NAMES
 
@@ -289,6 +290,7 @@ def make_stream(n: int, seed: int) -> list[dict[str, Any]]:
             snap = json.loads(json.dumps({k: v for k, v in inp.items() if k not in ("assets", "tooling")}))
             if tool == "esql_query" and (facts := esql_facts(args.get("query"))) is not None:
                 snap["esql"] = facts  # as the simulator adds them
+            snap.update(call_facts(tool, snap["args"], snap.get("esql")))  # likewise
             out.append({**snap, "assets": inp["assets"], "tooling": inp["tooling"]})
             inv.history["calls"] += 1
             if tool in ("es_search", "esql_query", "get_mappings", "list_indices"):

@@ -9,7 +9,7 @@ import rego.v1
 search_deny contains {"id": "cost.search_size", "reason": sprintf("es_search size %v is over the limit of %d hits per request; page or aggregate instead", [size, config.max_search_size])} if {
 	tool == "es_search"
 	size := object.get(body, "size", 10)
-	not within(size, config.max_search_size)
+	not within(size, item.config.max_search_size)
 }
 
 search_deny contains {"id": "cost.search_size", "reason": sprintf("es_search from + size = %v is past the result window of %d", [from + size, config.max_result_window])} if {
@@ -18,24 +18,34 @@ search_deny contains {"id": "cost.search_size", "reason": sprintf("es_search fro
 	size := object.get(body, "size", 10)
 	is_number(from)
 	is_number(size)
-	from + size > config.max_result_window
+	from + size > item.config.max_result_window
 }
 
-# size / shard_size anywhere under aggs (terms, composite, top_hits, significant_terms...),
-# found in the aggregations' JSON text.
+# size / shard_size anywhere under aggs (terms, composite, top_hits, significant_terms...):
+# from the facts when the input has them (input.agg_sizes: soclab's
+# pytest_soclab.guard.facts reads the same keys, value texts and values out of the
+# body), else found in the aggregations' JSON text.
+search_deny contains {"id": "cost.agg_size", "reason": sprintf("aggregation %s = %s is over the limit of %d buckets", [a.key, a.text, config.max_agg_size])} if {
+	tool == "es_search"
+	is_array(input.agg_sizes)
+	some a in input.agg_sizes
+	not within(a.value, item.config.max_agg_size)
+}
+
 search_deny contains {"id": "cost.agg_size", "reason": sprintf("aggregation %s = %s is over the limit of %d buckets", [m[2], m[3], config.max_agg_size])} if {
 	tool == "es_search"
+	not is_array(input.agg_sizes)
 	some key in {"aggs", "aggregations"}
 	aggs := body[key]
 	aggs_json := json.marshal(aggs)
 	contains(aggs_json, "size\":") # both keys end so: a cheap test before the regex
 	some m in regex.find_all_string_submatch_n(`(^|[^\\])"(size|shard_size)":(-?[0-9.eE+]+|"[^"]*"|true|false|null|\{|\[)`, aggs_json, -1)
-	not within(json.unmarshal(m[3]), config.max_agg_size)
+	not within(json.unmarshal(m[3]), item.config.max_agg_size)
 }
 
 esql_deny contains {"id": "cost.esql_limit", "reason": sprintf("ES|QL LIMIT %v is over the limit of %d rows; aggregate with STATS or page by time instead", [n, config.max_esql_limit])} if {
 	some n in esql_limits
-	n > config.max_esql_limit
+	n > item.config.max_esql_limit
 }
 
 # The n of every LIMIT n command (the commands as esql_commands splits them; only the
@@ -77,11 +87,33 @@ max_range_ns := item.max_range_ns[0]
 
 computed_max_range_ns := max([computed_config.min_range_ns, computed_config.max_range_factor * scope_window_ns])
 
-# @timestamp ranges in a search body (range queries anywhere under query / post_filter),
-# found in the body's JSON text: {"range":{"@timestamp":{...}}} (keys are sorted).
-# String functions, not regular expressions: they cost a fraction as much.
+# @timestamp ranges in a search body (range queries anywhere under query / post_filter).
+# From the facts when the input has them (input.search_ranges: soclab's
+# pytest_soclab.guard.facts reads the same ranges out of the body and resolves each
+# bound to a number, a distance from "now", null for none, or "unparsed"; it gives
+# them only for bodies where it surely reads what the scan below reads). Parsing
+# only: what a bound means and how wide a range may be is decided here.
 time_ranges contains {"lo": lo, "hi": hi} if {
 	tool == "es_search"
+	is_array(input.search_ranges)
+	some r in input.search_ranges
+	lo := fact_bound_ns(r.lo, "lo")
+	hi := fact_bound_ns(r.hi, "hi")
+}
+
+fact_bound_ns(b, side) := b if {
+	is_number(b)
+} else := bound_ns(null, side) if {
+	b == null
+} else := scope_hi - b.now_minus_ns if {
+	is_number(b.now_minus_ns) # "now" is the case window's end, as in bound_ns
+}
+
+# Without facts: found in the body's JSON text, {"range":{"@timestamp":{...}}} (keys
+# are sorted). String functions, not regular expressions: they cost a fraction as much.
+time_ranges contains {"lo": lo, "hi": hi} if {
+	tool == "es_search"
+	not is_array(input.search_ranges)
 	contains(body_json, "\"range\":{\"@timestamp\":{")
 	some i, part in split(body_json, "\"range\":{\"@timestamp\":{")
 	i > 0
@@ -96,9 +128,23 @@ time_ranges contains {"lo": lo, "hi": hi} if {
 	hi := bound_ns(object.get(bounds, "lte", object.get(bounds, "lt", null)), "hi")
 }
 
-# ES|QL: @timestamp compared with literal timestamps or NOW() - <n> <unit>.
+# ES|QL: @timestamp compared with literal timestamps or NOW() - <n> <unit>. From the
+# facts when given (input.esql_bounds: soclab's pytest_soclab.guard.facts reads the
+# same comparisons out of the text and resolves each bound as for a search), else
+# found in the text.
 time_ranges contains {"lo": lo, "hi": hi} if {
 	tool == "esql_query"
+	is_object(input.esql_bounds)
+	los := [t | some b in input.esql_bounds.lo; t := fact_bound_ns(b, "lo")]
+	his := [t | some b in input.esql_bounds.hi; t := fact_bound_ns(b, "hi")]
+	count(los) > 0
+	lo := max(los)
+	hi := upper_bound(his)
+}
+
+time_ranges contains {"lo": lo, "hi": hi} if {
+	tool == "esql_query"
+	not is_object(input.esql_bounds)
 	contains(esql_lower, "@timestamp")
 	esql_compares # the pattern needs a < or >: a cheap test before the regex
 	cmps := regex.find_all_string_submatch_n(`(?i)@timestamp\s*(>=|>|<=|<)\s*(?:to_datetime\s*\(\s*)?(?:"([^"]+)"|now\s*\(\s*\)\s*-\s*([0-9]+)\s*([a-z]+))`, esql_clean, -1)
@@ -191,7 +237,7 @@ computed_scope_hi := time.parse_rfc3339_ns(scope_range.lte) if is_string(scope_r
 
 range_deny contains {"id": "cost.time_range", "reason": sprintf("%s time range spans %s, more than %s (%v x the case window); narrow it to the incident", [tool, human_ns(r.hi - r.lo), human_ns(max_range_ns), config.max_range_factor])} if {
 	some r in time_ranges
-	r.hi - r.lo > max_range_ns
+	r.hi - r.lo > item.max_range_ns[0]
 }
 
 human_ns(ns) := sprintf("%.1f days", [ns / 86400000000000])
@@ -214,11 +260,11 @@ budget_deny contains {"id": "cost.call_budget", "reason": sprintf("this would be
 budget_deny contains {"id": "cost.row_budget", "reason": sprintf("%d rows already returned; the budget is %d per investigation", [rows, config.max_rows])} if {
 	kind == "read"
 	rows := object.get(history, "rows_returned", 0)
-	rows >= config.max_rows
+	rows >= item.config.max_rows
 }
 
 budget_deny contains {"id": "cost.denial_budget", "reason": sprintf("%d calls were already denied; the agent is refused further tool calls", [n])} if {
 	tool != "submit_report"
 	n := object.get(history, "denied", 0)
-	n >= config.max_denied
+	n >= item.config.max_denied
 }

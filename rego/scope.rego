@@ -15,13 +15,19 @@ alerts_stream := ".alerts-security.alerts-*"
 
 # ---- index expressions named by the call --------------------------------------
 
-index_exprs contains e if {
-	tool in {"es_search", "get_mappings"}
-	e := object.get(args, "index", "")
-}
-
-index_exprs contains e if {
+# One else-chain by tool: a decision evaluates its own tool's branch only. (Every
+# branch's value is a set that is always defined.)
+index_exprs := {object.get(args, "index", "")} | body_index_exprs if {
+	tool == "es_search"
+} else := {object.get(args, "index", "")} if {
+	tool == "get_mappings"
+} else := list_index_exprs if {
 	tool == "list_indices"
+} else := esql_index_exprs if {
+	tool == "esql_query"
+} else := set()
+
+list_index_exprs contains e if {
 	e := object.get(args, "pattern", "*")
 	not list_names_only(e)
 }
@@ -29,14 +35,20 @@ index_exprs contains e if {
 # list_indices() and list_indices("*") list the names of ordinary indices, no
 # documents (hidden and system indices are not expanded by *): allowed.
 list_names_only(e) if {
-	config.list_indices_wildcard
+	item.config.list_indices_wildcard
 	e in {"*", ""}
 }
 
+# Index expressions inside a search body: from the facts when the input has them
+# (input.body_index_exprs, soclab's pytest_soclab.guard.facts reads the same ones out
+# of the body), else found here.
+body_index_exprs := {e | some e in input.body_index_exprs} if {
+	is_array(input.body_index_exprs)
+} else := scanned_body_index_exprs
+
 # Documents fetched from another index inside a search body: terms lookup
 # {"index", "id", "path"} and more_like_this {"_index", "_id"}.
-index_exprs contains e if {
-	tool == "es_search"
+scanned_body_index_exprs contains e if {
 	contains(body_json, "index\":")
 	walk(object.get(args, "body", {}), [_, node])
 	is_object(node)
@@ -53,16 +65,14 @@ boost_possible if not is_object(body)
 
 boost_possible if contains(body_json, "\"indices_boost\":")
 
-index_exprs contains e if {
-	tool == "es_search"
+scanned_body_index_exprs contains e if {
 	boost_possible
 	boost := object.get(object.get(args, "body", {}), "indices_boost", {})
 	is_object(boost)
 	some e, _ in boost
 }
 
-index_exprs contains e if {
-	tool == "es_search"
+scanned_body_index_exprs contains e if {
 	boost_possible
 	boost := object.get(object.get(args, "body", {}), "indices_boost", [])
 	is_array(boost)
@@ -72,21 +82,19 @@ index_exprs contains e if {
 }
 
 # (Sources that are all clean names have no rule to answer: see computed_clean_names.)
-index_exprs contains concat(",", [s | some s in esql_sources]) if {
-	tool == "esql_query"
+esql_index_exprs contains concat(",", [s | some s in esql_sources]) if {
 	count(esql_sources) > 0
 	not esql_sources_clean
+}
+
+esql_index_exprs contains e if {
+	some e in esql_lookup_indices
 }
 
 esql_sources_clean if {
 	every s in esql_sources {
 		s in item.clean_names
 	}
-}
-
-index_exprs contains e if {
-	tool == "esql_query"
-	some e in esql_lookup_indices
 }
 
 # ---- ES|QL ----------------------------------------------------------------------
@@ -186,34 +194,102 @@ inclusions(e) := [i |
 	not startswith(i, "-")
 ]
 
-# Each string expression with its inclusions, computed once per decision. An
-# expression that is one clean name (see computed_clean_names) has itself as its only
-# inclusion, and no rule to answer: it is left out.
-expr_inclusions := {e: inclusions(e) | some e in index_exprs; is_string(e); not e in item.clean_names}
+# An expression's inclusions as items: the inclusion as written (item), its name (a
+# ::selector removed), its selector, and what the rules below test of the name (all
+# indices, remote, date math, hidden, the data-stream namespace it fixes, or null).
+# Parsing only: the facts in the input (input.index_facts, from soclab's
+# pytest_soclab.guard.facts) when the engine gave them for this very expression,
+# else scanned here. Both give the same list.
+expr_items(e) := input.index_facts[e] if {
+	is_array(input.index_facts[e])
+} else := scanned_items(e)
 
-# Every inclusion of every expression that some rule must look at, parsed once per
-# decision: item (as written), name (a ::selector removed) and selector. (An
-# inclusion that names a clean name and selects its data is left out.)
-checked_items contains {"expr": e, "item": i, "name": parts[0], "selector": selector(parts)} if {
-	some e, incl in expr_inclusions
-	some i in incl
+scanned_items(e) := [index_item(i) | some i in inclusions(e)]
+
+index_item(i) := {
+	"item": i,
+	"name": name,
+	"selector": selector(parts),
+	"all": is_all_indices(name),
+	"remote": contains(name, ":"),
+	"date_math": is_date_math(name),
+	"hidden": startswith(name, "."),
+	"namespace": namespace_or_null(name),
+} if {
 	parts := split(i, "::")
-	not clean_parts(parts)
+	name := parts[0]
 }
 
-clean_parts(parts) if {
-	parts[0] in item.clean_names
-	selector(parts) == "data"
+# (a value for every name: an undefined argument would leave the whole item undefined)
+is_all_indices(name) := true if all_indices(name) else := false
+
+is_date_math(name) := true if date_math(name) else := false
+
+namespace_or_null(name) := ns if {
+	ns := stream_namespace(name)
+} else := null
+
+# Each string expression with its items, computed once per decision. An expression
+# that is one clean name (see computed_clean_names) has itself as its only inclusion,
+# and no rule to answer: it is left out.
+expr_inclusions := {e: expr_items(e) | some e in index_exprs; is_string(e); not e in item.clean_names}
+
+# Every item of every expression that some rule must look at. (An item that names a
+# clean name and selects its data is left out.)
+checked_items contains it if {
+	some _, items in expr_inclusions
+	some it in items
+	not clean_item(it)
 }
 
-# Whether index_deny has anything to look at: an expression that is not a string, or
-# one that is not a clean name.
-index_to_check if count(expr_inclusions) > 0
+clean_item(it) if {
+	it.name in item.clean_names
+	it.selector == "data"
+}
 
+# Whether index_deny has anything to answer: an expression that is not a string, one
+# without inclusions, or an item that is not plainly in scope. (One pass over the items
+# here instead of every index_deny rule looking at each: most reads name indices that
+# are in scope, and then no index_deny rule is evaluated at all.)
 index_to_check if {
 	some e in index_exprs
 	not is_string(e)
 }
+
+index_to_check if {
+	some _, items in expr_inclusions
+	count(items) == 0
+}
+
+index_to_check if {
+	some _, items in expr_inclusions
+	some it in items
+	not item_fine(it)
+}
+
+# No index_deny rule fires for such an item: it is left out of checked_items (a clean
+# name selecting its data), or it is plainly in scope (each test below is one
+# index_deny rule's, negated).
+item_fine(it) if {
+	it.selector == "data"
+	it.name in item.clean_names
+}
+
+item_fine(it) if {
+	it.selector == "data"
+	not it.hidden
+	not it.remote
+	not it.date_math
+	not it.all
+	in_scope(it.name)
+	namespace_ok(it.namespace)
+}
+
+namespace_ok(ns) if not is_string(ns)
+
+namespace_ok(ns) if count(item.scope_namespaces) == 0
+
+namespace_ok(ns) if ns in item.scope_namespaces
 
 selector(parts) := parts[1] if {
 	count(parts) > 1
@@ -222,15 +298,11 @@ selector(parts) := parts[1] if {
 # A scope entry without glob syntax matches only itself: a native membership test
 # replaces its glob.match (the per-item values sort the entries into the two kinds).
 in_scope(name) := true if {
-	name in scope_literals
+	name in item.scope_literals
 } else := true if {
-	some s in scope_globs
+	some s in item.scope_globs
 	glob.match(s, null, name)
 }
-
-scope_literals := item.scope_literals
-
-scope_globs := item.scope_globs
 
 computed_scope_literals := {s | some s in computed_scope_indices; not glob_syntax(s)}
 
@@ -286,13 +358,9 @@ index_deny contains {"id": "scope.all_indices", "reason": sprintf("%s: index exp
 	count(incl) == 0
 }
 
-all_indices(name) if name == "_all"
-
-all_indices(name) if trim(name, "*") == ""
-
 index_deny contains {"id": "scope.all_indices", "reason": sprintf("%s: %q reaches every index; name the case's data streams instead (%s)", [tool, it.item, concat(", ", scope_indices)])} if {
 	some it in checked_items
-	all_indices(it.name)
+	it.all
 }
 
 index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: the index expression must be a string, got %v", [tool, e])} if {
@@ -302,7 +370,7 @@ index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: the ind
 
 index_deny contains {"id": "scope.remote_cluster", "reason": sprintf("%s: %q names a remote cluster; only the local case telemetry may be queried", [tool, it.item])} if {
 	some it in checked_items
-	contains(it.name, ":")
+	it.remote
 }
 
 index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q selects the %s of a data stream; only its data may be queried", [tool, it.item, it.selector])} if {
@@ -312,12 +380,12 @@ index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q sele
 
 index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: date-math index name %q cannot be checked against the case scope", [tool, it.item])} if {
 	some it in checked_items
-	date_math(it.name)
+	it.date_math
 }
 
 index_deny contains {"id": "scope.system_index", "reason": sprintf("%s: %q is a system or hidden index; the only hidden data the agent may read is the security alerts data stream", [tool, it.item])} if {
 	some it in checked_items
-	startswith(it.name, ".")
+	it.hidden
 	not hidden_allowed(it.name)
 }
 
@@ -327,6 +395,10 @@ hidden_allowed(name) if {
 	in_scope(name)
 }
 
+all_indices(name) if name == "_all"
+
+all_indices(name) if trim(name, "*") == ""
+
 date_math(name) if startswith(name, "<")
 
 date_math(name) if startswith(lower(name), "%3c")
@@ -334,10 +406,10 @@ date_math(name) if startswith(lower(name), "%3c")
 index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q is outside this case's telemetry (%s)", [tool, it.item, concat(", ", scope_indices)])} if {
 	some it in checked_items
 	not in_scope(it.name) # first: most names are in scope
-	not startswith(it.name, ".")
-	not contains(it.name, ":")
-	not date_math(it.name)
-	not all_indices(it.name)
+	not it.hidden
+	not it.remote
+	not it.date_math
+	not it.all
 }
 
 # Data streams are named type-dataset-namespace, and a shared cluster keeps tenants
@@ -365,6 +437,7 @@ stream_namespace(name) := ns if {
 index_deny contains {"id": "scope.index_outside", "reason": sprintf("%s: %q names the data-stream namespace %q; this case's telemetry is in namespace %s", [tool, it.item, ns, concat(", ", sort(scope_namespaces))])} if {
 	count(scope_namespaces) > 0
 	some it in checked_items
-	ns := stream_namespace(it.name)
+	ns := it.namespace
+	is_string(ns)
 	not ns in scope_namespaces
 }

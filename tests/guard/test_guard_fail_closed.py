@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from pathlib import Path
 
 import pytest
@@ -130,7 +132,8 @@ def _unchecked_guard(d: Path):
     g._local = threading.local()
     g._lock = threading.Lock()
     g._thread, g._owner = None, threading.current_thread()
-    g._read_seen = None
+    g._seen_kinds = {}
+    g._token_prefix, g._token_counter = "test", itertools.count(1)
     import queue
 
     g._jobs = queue.SimpleQueue()

@@ -113,7 +113,7 @@ def test_a_scenario_whose_item_cannot_be_computed_fails_closed() -> None:
         g.close()
 
 
-def test_reads_carry_only_the_seen_kinds_the_policy_reads(guard) -> None:
+def test_calls_carry_only_the_seen_kinds_the_policy_reads(guard) -> None:
     engine = guard._state().engine
 
     def sent_seen() -> set[str]:
@@ -122,4 +122,45 @@ def test_reads_carry_only_the_seen_kinds_the_policy_reads(guard) -> None:
     assert guard.decide(make_input("es_search", {"index": "logs-*", "body": {}})).allow
     assert sent_seen() == {"urls", "domains", "users"}
     assert guard.decide(make_input("kill_process", {"host": "web-01", "pid": 4711})).allow
-    assert {"hosts", "pids", "entity_ids", "host_sources"} <= sent_seen()
+    assert sent_seen() == {"hosts", "pids", "entity_ids"}
+    assert guard.decide(make_input("isolate_host", {"host": "web-01"})).allow
+    assert sent_seen() == {"hosts", "host_sources", "entity_ids"}
+    assert guard.decide(make_input("submit_report", {"markdown": "done"})).allow
+    assert sent_seen() == set()
+
+
+def test_seen_kinds_of_older_policies(guard) -> None:
+    """Policies that declare only read_seen_kinds get it for reads; other tools get every kind."""
+    from pytest_soclab.guard.regorus_engine import _declared_seen_kinds
+
+    class OldPolicy:
+        def eval_rule(self, rule: str) -> Any:
+            if rule.endswith("read_seen_kinds"):
+                return ["urls"]
+            raise RuntimeError("undefined")
+
+    kinds = _declared_seen_kinds(OldPolicy())  # type: ignore[arg-type]
+    assert kinds["es_search"] == {"urls"} and "kill_process" not in kinds
+
+
+def test_a_callers_item_token_is_not_trusted() -> None:
+    """Only the engine puts a token in the input: one copied from another call is dropped."""
+    g = load_guard(POLICY_DIR)
+    try:
+        inp = make_input("es_search", {"index": "logs-*", "body": {"size": 10}})
+        assert g.decide(inp).allow
+        st = g._state()
+        token = st.engine.eval_query("x := data.soclab.context.item_token")["result"][0]["bindings"]["x"]
+        narrowed = make_input(
+            "es_search",
+            {"index": "logs-*", "body": {"size": 10}},
+            scenario={"id": "OTHER", "scope": {"indices": [".alerts-security.alerts-default"]}},
+        )
+        narrowed["item_token"] = token  # the previous item's token, forged into another scenario's call
+        assert "scope.index_outside" in g.decide(narrowed).rule_ids
+        again = dict(inp, item_token="forged")
+        assert g.decide(again).allow
+        sent = st.engine.eval_query("x := input.item_token")["result"][0]["bindings"]["x"]
+        assert sent != "forged" and sent != token  # a fresh token for the context stored again
+    finally:
+        g.close()

@@ -27,6 +27,8 @@ DECISION_RULE = "data.soclab.guard.decision"
 ITEM_RULE = "data.soclab.guard.item_values"
 # The kinds of `seen` the rules judging a read tool look at: the guard sends reads only these.
 READ_SEEN_RULE = "data.soclab.guard.read_seen_kinds"
+# The same per tool (tool -> kinds); policies that declare it get only those kinds for every tool.
+TOOL_SEEN_RULE = "data.soclab.guard.seen_kinds_by_tool"
 
 _LOCATION = re.compile(r"-->\s*(?P<file>.+?):(?P<line>\d+):(?P<col>\d+)")
 _TEST_RULE = re.compile(r"^(?P<name>test_[A-Za-z0-9_]*)\b", re.MULTILINE)

@@ -9,12 +9,15 @@ guard hands the context to the engine as data (`data.soclab.context`), with the
 scenario and the policy's per-item values (`item_values`, computed once for the
 item), when it changes, and sends only the rest of the input per call; the policies
 read `input.assets` when present, else the context, and use the stored per-item
-values only for the scenario they were computed for. "Changes" is decided by a deep
+values only for the context they were computed for: each stored context gets a fresh
+token (`data.soclab.context.item_token`), and a call's input carries it
+(`input.item_token`) only when its scenario and estate are the stored ones, so the
+policy compares two strings instead of the whole scenario. "Changes" is decided by a deep
 comparison with a private copy on every call (cheap next to a decision), so a
 caller may build new dicts or mutate old ones. Any change of an engine's data makes
 its next evaluation prepare the engine again (about 2 ms), so the data changes once
-per item. A read tool's input carries only the `seen` kinds the policies declare
-they read for reads (`read_seen_kinds`).
+per item. A call's input carries only the `seen` kinds the policies declare they
+read for its tool (`seen_kinds_by_tool`; older policies: `read_seen_kinds`, for reads).
 
 Evaluation cannot be pre-empted in process, so the timeout is checked on the
 measured duration: a decision slower than the timeout is discarded and denies.
@@ -25,7 +28,9 @@ input (a huge `seen` list, say) may cost before it is noticed.
 from __future__ import annotations
 
 import copy
+import itertools
 import queue
+import secrets
 import threading
 import time
 from pathlib import Path
@@ -39,6 +44,7 @@ from pytest_soclab.guard.policy import (
     DECISION_RULE,
     ITEM_RULE,
     READ_SEEN_RULE,
+    TOOL_SEEN_RULE,
     PolicyFile,
     clean_error,
     load_checked,
@@ -48,6 +54,8 @@ from pytest_soclab.models.transcript import GuardDecision
 from pytest_soclab.tools import READ_TOOLS
 
 CONTEXT_KEYS: tuple[str, ...] = ("assets", "tooling")
+# Set by the engine alone (a caller's value is dropped): names the context in the engine's data.
+TOKEN_KEY = "item_token"
 
 
 class _ThreadState:
@@ -56,16 +64,33 @@ class _ThreadState:
         # Private copies of the context and scenario now in the engine's data.
         self.context: tuple[Any, ...] | None = None
         self.scenario: Any = None
+        # The token of the stored context's item (None: no item stored, decisions compute it).
+        self.token: str | None = None
 
 
-def _read_seen_kinds(engine: regorus.Engine) -> frozenset[str] | None:
-    """The `seen` kinds the policies read for a read tool (None: send them all)."""
+def _kinds(value: Any) -> frozenset[str] | None:
+    ok = isinstance(value, set | list) and all(isinstance(k, str) for k in value)
+    return frozenset(value) if ok else None
+
+
+def _declared_seen_kinds(engine: regorus.Engine) -> dict[str, frozenset[str]]:
+    """Tool -> the `seen` kinds the policies read for it; a tool not in the map gets every kind.
+
+    Converting `seen` is a good part of a decision's cost, and less `seen` can only deny more
+    (rules read it to let something through), so a declaration that forgets a kind is safe."""
     try:
-        kinds = engine.eval_rule(READ_SEEN_RULE)
-    except Exception:  # noqa: BLE001 - policies that do not declare it get every kind
-        return None
-    ok = isinstance(kinds, set | list) and all(isinstance(k, str) for k in kinds)
-    return frozenset(kinds) if ok else None
+        by_tool = engine.eval_rule(TOOL_SEEN_RULE)
+    except Exception:  # noqa: BLE001 - older policies declare the kinds for reads only
+        by_tool = None
+    if isinstance(by_tool, dict):
+        out = {t: k for t, v in by_tool.items() if isinstance(t, str) and (k := _kinds(v)) is not None}
+        if len(out) == len(by_tool):
+            return out
+    try:
+        read = _kinds(engine.eval_rule(READ_SEEN_RULE))
+    except Exception:  # noqa: BLE001 - policies that declare neither get every kind
+        return {}
+    return {} if read is None else dict.fromkeys(READ_TOOLS, read)
 
 
 def _item_values(engine: regorus.Engine) -> dict[str, Any] | None:
@@ -80,7 +105,7 @@ def _item_values(engine: regorus.Engine) -> dict[str, Any] | None:
 
 class RegorusGuard:
     engine = "regorus"
-    _read_seen: frozenset[str] | None = None  # None: reads get every kind of `seen`
+    _seen_kinds: dict[str, frozenset[str]] = {}  # tool -> kinds of `seen` sent (absent: all)
 
     def __init__(
         self, policy_dir: Path, *, timeout_ms: float = 250, data: dict[str, Any] | None = None, self_test: bool = True
@@ -94,7 +119,11 @@ class RegorusGuard:
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._owner = threading.current_thread()
-        self._read_seen = _read_seen_kinds(new_engine(self._files, self._data))
+        self._seen_kinds = _declared_seen_kinds(new_engine(self._files, self._data))
+        # Tokens are unique per guard and per context stored: a random prefix (another guard's
+        # or an older context's token never matches) and a counter.
+        self._token_prefix = secrets.token_hex(8)
+        self._token_counter = itertools.count(1)
 
     def _state(self) -> _ThreadState:
         st = getattr(self._local, "state", None)
@@ -105,28 +134,42 @@ class RegorusGuard:
     def _send(self, st: _ThreadState, input: dict[str, Any]) -> None:
         ctx = tuple(input.get(k) for k in CONTEXT_KEYS)
         scenario = input.get("scenario")
-        call_input = {k: v for k, v in input.items() if k not in CONTEXT_KEYS}
+        call_input = {k: v for k, v in input.items() if k not in CONTEXT_KEYS and k != TOKEN_KEY}
         seen = call_input.get("seen")
-        if self._read_seen is not None and isinstance(seen, dict) and input.get("tool") in READ_TOOLS:
-            call_input["seen"] = {k: v for k, v in seen.items() if k in self._read_seen}
+        tool = input.get("tool")
+        kinds = self._seen_kinds.get(tool) if isinstance(tool, str) else None
+        if isinstance(seen, dict) and kinds is not None:
+            call_input["seen"] = {k: v for k, v in seen.items() if k in kinds}
         if st.context is None or ctx != st.context or scenario != st.scenario:
-            st.context = None
-            context = {k: v for k, v in zip(CONTEXT_KEYS, ctx) if v is not None}
-            if isinstance(scenario, dict):
-                context["scenario"] = scenario
-                # Computed from the whole input (the estate in it) before the data
-                # changes: regorus prepares itself again (~2 ms) at the first evaluation
-                # after any change of its data, so the data changes once per item.
-                st.engine.set_input(input)
-                item = _item_values(st.engine)
-                if item is not None:
-                    context["item"] = item
-            st.engine.clear_data()
-            if self._data:
-                st.engine.add_data(self._data)
-            st.engine.add_data({"soclab": {"context": context}})
-            st.context, st.scenario = copy.deepcopy(ctx), copy.deepcopy(scenario)
+            self._store_context(st, input, ctx, scenario)
+        if st.token is not None:
+            # The scenario and estate were just compared with the stored ones: equal.
+            call_input[TOKEN_KEY] = st.token
         st.engine.set_input(call_input)
+
+    def _store_context(
+        self, st: _ThreadState, input: dict[str, Any], ctx: tuple[Any, ...], scenario: Any
+    ) -> None:
+        """Put the item's estate, scenario, per-item values and a fresh token in the engine's data."""
+        st.context, st.token = None, None
+        context = {k: v for k, v in zip(CONTEXT_KEYS, ctx) if v is not None}
+        token = None
+        if isinstance(scenario, dict):
+            context["scenario"] = scenario
+            # Computed from the whole input (the estate in it) before the data
+            # changes: regorus prepares itself again (~2 ms) at the first evaluation
+            # after any change of its data, so the data changes once per item.
+            st.engine.set_input({k: v for k, v in input.items() if k != TOKEN_KEY})
+            item = _item_values(st.engine)
+            if item is not None:
+                token = f"{self._token_prefix}-{next(self._token_counter)}"
+                context["item"], context[TOKEN_KEY] = item, token
+        st.engine.clear_data()
+        if self._data:
+            st.engine.add_data(self._data)
+        st.engine.add_data({"soclab": {"context": context}})
+        st.context, st.scenario = copy.deepcopy(ctx), copy.deepcopy(scenario)
+        st.token = token
 
     def decide(self, input: dict[str, Any]) -> GuardDecision:
         """Decide in the thread that loaded the guard, else on the guard's own thread: a regorus
@@ -178,7 +221,7 @@ class RegorusGuard:
             raise
         except BaseException as exc:  # noqa: BLE001 - a Rust panic is a BaseException; every failure denies
             if isinstance(input, dict) and (st := getattr(self._local, "state", None)) is not None:
-                st.context = None  # the engine's data may be half-updated: resend next time
+                st.context, st.token = None, None  # the engine's data may be half-updated: resend next time
             return denied(self.engine, clean_error(exc), (time.perf_counter_ns() - t0) / 1000, enforced)
         wall_us, cpu_us = (time.perf_counter_ns() - t0) / 1000, (time.thread_time_ns() - c0) / 1000
         return from_raw(raw, self.engine, wall_us, self.timeout_ms, enforced, cpu_us=cpu_us)
@@ -193,4 +236,4 @@ class RegorusGuard:
             self._local = threading.local()
 
 
-__all__ = ["CONTEXT_KEYS", "RegorusGuard"]
+__all__ = ["CONTEXT_KEYS", "TOKEN_KEY", "RegorusGuard"]

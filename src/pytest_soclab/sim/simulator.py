@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_soclab.errors import EsError, ToolError, illegal_argument, security_exception
 from pytest_soclab.guard.base import Guard
+from pytest_soclab.guard.facts import call_facts
 from pytest_soclab.guard.inputs import assets_from_estate, tooling_from_estate
 from pytest_soclab.models.common import ActionRef
 from pytest_soclab.models.estate import Estate
@@ -142,15 +143,19 @@ class Simulator:
         return decision.model_copy(update={"enforced": self.mode == "protected"})
 
     def guard_input(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        # Facts: parsing done here so that the policies need not redo it in Rego (they
+        # parse for themselves when an input comes without them).
         extra: dict[str, Any] = {}
         if tool == "esql_query":
             facts = esql_facts(args.get("query"))
             if facts is not None:
                 extra["esql"] = facts
+        call_args = _jsonable(args)
+        extra.update(call_facts(tool, call_args, extra.get("esql")))
         return {
             **extra,
             "tool": tool,
-            "args": _jsonable(args),
+            "args": call_args,
             "mode": self.mode,
             "scenario": {
                 "id": self.scenario.id,
