@@ -41,15 +41,17 @@ def _plain(engine: Any, inp: dict[str, Any]) -> tuple[Any, ...]:
 def test_recorded_decisions_are_unchanged(guard, recorded: list[dict[str, Any]]) -> None:
     expected = json.loads(DATA.read_text())["decisions"]
     assert len(expected) == len(recorded)
-    got = [digest(d.allow, d.rule_ids, d.reasons, d.error) for d in map(guard.decide, recorded)]
+    decisions = [guard.decide(inp) for inp in recorded]
+    got = [digest(d.allow, d.rule_ids, d.reasons, d.error) for d in decisions]
     changed = [i for i, (a, b) in enumerate(zip(got, expected)) if a != b]
     if changed:
         first = recorded[changed[0]]
-        d = guard.decide(first)
+        d, again = decisions[changed[0]], guard.decide(first)
         pytest.fail(
             f"{len(changed)} decisions changed, first at {changed[:5]}: expected {expected[changed[0]]}, "
             f"got allow={d.allow} rules={d.rule_ids} reasons={d.reasons} error={d.error} "
-            f"({d.duration_us:.0f} us) for {first['tool']} {json.dumps(first['args'])[:300]}"
+            f"({d.duration_us:.0f} us; decided again: allow={again.allow} rules={again.rule_ids} "
+            f"error={again.error}) for {first['tool']} {json.dumps(first['args'])[:300]}"
         )
     assert sum(1 for d in expected if d[0] is False) > 100  # the stream has denials to compare
 
