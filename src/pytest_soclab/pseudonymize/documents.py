@@ -505,6 +505,14 @@ class DocumentWalker:
 
     def _mark_list(self, items: list[Any], node: _Node) -> None:
         kind = node.kind
+        if kind == KEEP:  # kept strings (categories, types, hashes...): nothing to learn or note
+            for v in items:
+                t = type(v)
+                if t is dict:
+                    self._mark_dict(v, node)
+                elif t is list:
+                    self._mark_list(v, node)
+            return
         done = self._seen[kind]
         m = self._marks[node.tkind]
         for i, v in enumerate(items):
