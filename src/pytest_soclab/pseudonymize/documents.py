@@ -382,9 +382,13 @@ class DocumentWalker:
         node.sightings.pop(shape, None)
         return plan
 
-    def _learn_doc(self, doc: dict[str, Any], node: _Node) -> None:
+    def _learn_doc(self, doc: dict[str, Any], node: _Node, mark: bool = False) -> None:
+        """Learn an object's string leaves (`mark`: also note each one to transform, see
+        learn_marking) and descend into its objects and lists."""
         kinds = node.kinds
         seen = self._seen
+        marks = self._marks
+        learn_dict, learn_list = (self._mark_dict, self._mark_list) if mark else (self._learn_dict, self._learn_list)
         for k, v in doc.items():
             try:
                 kind = kinds[k]
@@ -396,10 +400,14 @@ class DocumentWalker:
             if t is str:
                 if v not in seen[kind]:
                     self._learn_new(kind, v)
+                if mark:
+                    m = marks[_TRANSFORM_KIND[kind]]
+                    m.append(doc)
+                    m.append(k)
             elif t is dict:
-                self._learn_dict(v, node.children[k])
+                learn_dict(v, node.children[k])
             elif t is list:
-                self._learn_list(v, node.children[k])
+                learn_list(v, node.children[k])
 
     def _learn_list(self, items: list[Any], node: _Node) -> None:
         kind = node.kind
@@ -475,33 +483,9 @@ class DocumentWalker:
         if plan is None:
             plan = self._plan(node, shape, compile_mark, doc)
             if plan is None:
-                self._mark_doc(doc, node)
+                self._learn_doc(doc, node, mark=True)
                 return
         plan(doc)
-
-    def _mark_doc(self, doc: dict[str, Any], node: _Node) -> None:
-        """`_learn_doc`, noting each string leaf to transform."""
-        kinds = node.kinds
-        seen = self._seen
-        marks = self._marks
-        for k, v in doc.items():
-            try:
-                kind = kinds[k]
-            except KeyError:
-                kind = node.child(k).kind
-            if kind == KEEP:
-                continue
-            t = type(v)
-            if t is str:
-                if v not in seen[kind]:
-                    self._learn_new(kind, v)
-                m = marks[_TRANSFORM_KIND[kind]]
-                m.append(doc)
-                m.append(k)
-            elif t is dict:
-                self._mark_dict(v, node.children[k])
-            elif t is list:
-                self._mark_list(v, node.children[k])
 
     def _mark_list(self, items: list[Any], node: _Node) -> None:
         kind = node.kind

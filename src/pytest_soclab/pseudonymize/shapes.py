@@ -135,7 +135,10 @@ def _emit_learn(
     ind: str,
     env: dict[str, Any],
     depth: int,
+    mark: bool = False,
 ) -> list[str]:
+    """Learning each string leaf (`mark`: also noting it, as (object, key), for
+    DocumentWalker.transform_marked)."""
     from pytest_soclab.pseudonymize.documents import KEEP
 
     lines: list[str] = []
@@ -151,8 +154,24 @@ def _emit_learn(
         lines.append(f"{ind}{v} = {var}[{key}]")
         lines.append(f"{ind}if type({v}) is str:")
         lines.append(f"{ind}    if {v} not in L{i}: learn({kind}, {v})")
-        lines += _emit_containers(_emit_learn, walker, child, sample.get(k), i, ind, env, depth, "")
+        if mark:
+            env[f"M{i}"] = walker._marks[child.tkind].append
+            lines.append(f"{ind}    M{i}({var}); M{i}({key})")
+        lines += _emit_containers(_emit_mark if mark else _emit_learn, walker, child, sample.get(k), i, ind, env, depth, "")
     return lines
+
+
+def _emit_mark(
+    walker: DocumentWalker,
+    node: _Node,
+    keys: tuple[str, ...],
+    sample: dict[str, Any],
+    var: str,
+    ind: str,
+    env: dict[str, Any],
+    depth: int,
+) -> list[str]:
+    return _emit_learn(walker, node, keys, sample, var, ind, env, depth, mark=True)
 
 
 def compile_learn(
@@ -166,38 +185,6 @@ def compile_learn(
         "LIST": walker._learn_list,
     }
     return _define_plan(_emit_learn(walker, node, keys, sample, "d", "    ", env, 0), env)
-
-
-def _emit_mark(
-    walker: DocumentWalker,
-    node: _Node,
-    keys: tuple[str, ...],
-    sample: dict[str, Any],
-    var: str,
-    ind: str,
-    env: dict[str, Any],
-    depth: int,
-) -> list[str]:
-    """_emit_learn, also noting each string leaf (object, key) for DocumentWalker.transform_marked."""
-    from pytest_soclab.pseudonymize.documents import KEEP
-
-    lines: list[str] = []
-    for k in keys:
-        child = node.child(k)
-        kind = child.kind
-        if kind == KEEP:
-            continue
-        i = len(env)
-        v, key = f"v{i}", repr(k)
-        env[f"N{i}"] = child
-        env[f"L{i}"] = walker._seen[kind]
-        env[f"M{i}"] = walker._marks[child.tkind].append
-        lines.append(f"{ind}{v} = {var}[{key}]")
-        lines.append(f"{ind}if type({v}) is str:")
-        lines.append(f"{ind}    if {v} not in L{i}: learn({kind}, {v})")
-        lines.append(f"{ind}    M{i}({var}); M{i}({key})")
-        lines += _emit_containers(_emit_mark, walker, child, sample.get(k), i, ind, env, depth, "")
-    return lines
 
 
 def compile_mark(
