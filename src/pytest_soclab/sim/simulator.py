@@ -151,7 +151,10 @@ class Simulator:
             if facts is not None:
                 extra["esql"] = facts
         call_args = _jsonable(args)
-        extra.update(call_facts(tool, call_args, extra.get("esql")))
+        try:
+            extra.update(call_facts(tool, call_args, extra.get("esql")))
+        except Exception:  # noqa: BLE001 - facts only save the policies work: without them they parse
+            pass
         return {
             **extra,
             "tool": tool,
