@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_chat import ChatHandler, serve
 from fake_models import HonestFake, ObedientFake, ScriptedFake, section
 from judge_case import PARTIAL_MD, THOROUGH_MD, Calls, partial_calls, task, thorough_calls
 
@@ -179,31 +178,14 @@ def test_failures_are_not_cached(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ over the wire
 
 
-class _OpenAIHandler(BaseHTTPRequestHandler):
-    disable_nagle_algorithm = True
+class _OpenAIHandler(ChatHandler):
     grader = HonestFake()
     requests: list[dict[str, Any]] = []
+    usage = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server API)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+    def answer(self, body: dict[str, Any], user: str) -> str:
         type(self).requests.append(body)
-        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
-        text, _ = self.grader.complete_text("", user)
-        payload = {
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100},
-        }
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        return self.grader.complete_text("", user)[0]
 
 
 class OpenAIChatModel:
@@ -227,12 +209,8 @@ class OpenAIChatModel:
 @pytest.fixture
 def openai_server():
     pytest.importorskip("openai")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _OpenAIHandler)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with serve(_OpenAIHandler) as url:
+        yield url
 
 
 def test_llm_judge_over_an_openai_compatible_server(openai_server: str, tmp_path: Path) -> None:

@@ -5,50 +5,29 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fake_chat import ChatHandler, serve
 
 from project import make_project
 
 
-class _AlwaysMiss(BaseHTTPRequestHandler):
+class _AlwaysMiss(ChatHandler):
     """A strict grader: every checkpoint is a miss."""
 
-    disable_nagle_algorithm = True
-
-    def do_POST(self) -> None:  # noqa: N802 (http.server API)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    def answer(self, body: dict[str, Any], user: str) -> str:
         cps = json.loads(re.search(r"<checkpoints>\n(.*?)\n</checkpoints>", user, re.S).group(1))
         verdicts = [{"index": c["index"], "verdict": "miss", "justification": "not convinced", "evidence": []} for c in cps]
-        payload = {
-            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": json.dumps({"verdicts": verdicts})}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
-        }  # fmt: skip
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        return json.dumps({"verdicts": verdicts})
 
 
 @pytest.fixture
 def model_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _AlwaysMiss)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with serve(_AlwaysMiss) as url:
+        yield url
 
 
 def test_both_judges_report_their_agreement(pytester: pytest.Pytester, soclab_cache: Path, model_server: str) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_soclab import keys
 from pytest_soclab.models.results import ItemResult, ModeSummary, ResultsFile
+from pytest_soclab.models.task import DEFAULT_WEIGHTS
 from pytest_soclab.report.svg import badge, interval_bar
 
 LEVEL_COLOURS = {"L0": "#c62828", "L1": "#ef6c00", "L2": "#1565c0", "L3": "#2e7d32"}
@@ -74,9 +75,8 @@ def mode_html(mode: str, s: ModeSummary) -> str:
     dims = s.tasks.get("dimensions")
     if dims:
         parts.append("<table><tr><th>task dimension</th><th>mean points</th><th></th></tr>")
-        weights = {"evidence_recall": 35, "correlation": 25, "conclusion_accuracy": 25, "response_restraint": 15}
         for d, v in dims.items():
-            frac = v / weights.get(d, 100) if weights.get(d) else 0
+            frac = v / DEFAULT_WEIGHTS[d] if DEFAULT_WEIGHTS.get(d) else 0
             parts.append(f"<tr><td>{escape(d)}</td><td>{v:.1f}</td><td>{interval_bar(frac, frac, frac)}</td></tr>")
         parts.append("</table>")
     if s.judges is not None:
