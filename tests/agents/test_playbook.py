@@ -272,3 +272,28 @@ def test_internal_means_rfc1918_not_documentation_ranges() -> None:
 
     assert is_internal("10.1.2.3") and is_internal("172.16.5.1") and is_internal("192.168.0.9")
     assert not is_internal("203.0.113.9") and not is_internal("198.51.100.9") and not is_internal("192.0.2.1")
+
+
+def test_a_failure_computing_guard_facts_leaves_the_policies_to_parse(
+    library: CaseLibrary, guard: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pytest_soclab.sim.simulator as simulator
+
+    spec = load_spec(TASKS[0])
+    case = library.get(spec.case)
+    item = ItemSpec(spec, spec.kind, spec.family, "protected", 1, 1, str(TASKS[0]))
+    actions = ActionSurface(case.estate)
+    sim = Simulator(scenario_context(item, case, 200), "protected", EmbeddedBackend.open(case.db_path),
+                    actions.estate, guard, actions)  # fmt: skip
+    args = {"index": ".security-7", "body": {"size": 10}}
+    with_facts = sim.guard_input("es_search", args)
+
+    def broken(*a: Any, **k: Any) -> dict[str, Any]:
+        raise ValueError("a bug in the facts")
+
+    monkeypatch.setattr(simulator, "call_facts", broken)
+    bare = sim.guard_input("es_search", args)
+    assert "index_facts" in with_facts and "index_facts" not in bare
+    # the policies parse the call themselves, and decide as they would with the facts
+    assert guard.decide(bare).rule_ids == guard.decide(with_facts).rule_ids
+    assert not guard.decide(bare).allow
