@@ -10,6 +10,7 @@ result (tests/pseudonymize/test_pseudo_shapes.py compares them).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -161,17 +162,7 @@ def _emit_learn(
     return lines
 
 
-def _emit_mark(
-    walker: DocumentWalker,
-    node: _Node,
-    keys: tuple[str, ...],
-    sample: dict[str, Any],
-    var: str,
-    ind: str,
-    env: dict[str, Any],
-    depth: int,
-) -> list[str]:
-    return _emit_learn(walker, node, keys, sample, var, ind, env, depth, mark=True)
+_emit_mark: _Emitter = functools.partial(_emit_learn, mark=True)
 
 
 def compile_learn(
