@@ -29,8 +29,8 @@ from pytest_soclab.agents.command import command_agent
 from pytest_soclab.agents.mcp_agent import mcp_agent
 from pytest_soclab.agents.openai_agent import openai_agent
 from pytest_soclab.llm.serialize import bounded_json
-from pytest_soclab.mcp_server import build_server, serving_http
-from pytest_soclab.tools import READ_TOOLS, REPORT_TOOL, tool_specs
+from pytest_soclab.bridge.mcp_server import build_server, serving_http
+from pytest_soclab.models.tools import READ_TOOLS, REPORT_TOOL, tool_specs
 
 TRIGGER = {"type": "alert", "prompt": "bench", "pivot": {"host.name": "web-01"}}
 RESULT = {

@@ -44,7 +44,7 @@ from typing import Any
 from pytest_soclab.guard import load_guard
 from pytest_soclab.guard.facts import call_facts
 from pytest_soclab.sim.queryfacts import esql_facts
-from pytest_soclab.tools import ALL_TOOLS as TOOL_NAMES
+from pytest_soclab.models.tools import ALL_TOOLS as TOOL_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 HOSTS = (
@@ -362,7 +362,7 @@ SIM_CASE = "case-02-web-implant"
 
 
 def _case_specs(case_id: str) -> list[Path]:
-    from pytest_soclab.loader import kind_of_path
+    from pytest_soclab.models.loader import kind_of_path
 
     out = []
     for folder in ("tasks", "scenarios", "benign"):
@@ -373,17 +373,16 @@ def _case_specs(case_id: str) -> list[Path]:
 
 
 def _simulator(case: Any, spec: Any, guard: Any) -> Any:
-    from pytest_soclab.itemflow import legit_actions
-    from pytest_soclab.standalone import build_simulator, context_for, open_backend
+    from pytest_soclab.run.session import build_simulator, context_for, open_backend
 
-    ctx = context_for(case, spec, 100_000, legit_actions(spec))
+    ctx = context_for(case, spec, 100_000)
     return build_simulator(case, ctx, "baseline", open_backend(case, spec), guard)
 
 
 def record_investigations(case: Any, guard: Any) -> list[tuple[Any, list[tuple[str, dict[str, Any]]]]]:
     """(spec, [(tool, args)]) for the playbook and gullible agents on each spec of the case."""
     from pytest_soclab.agents import gullible, playbook
-    from pytest_soclab.loader import load_spec
+    from pytest_soclab.models.loader import load_spec
 
     runs = []
     for path in _case_specs(case.id):

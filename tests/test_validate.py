@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pytest_soclab.cli import main
-from pytest_soclab.validate import Problem, Validator, doc_problems
+from pytest_soclab.run.validate import Problem, Validator, doc_problems
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "corpus"
@@ -236,7 +236,7 @@ def test_a_file_whose_name_is_not_a_scenario_is_reported_when_named(tmp_path: Pa
 def test_doc_problems_accepts_every_shipped_planted_document() -> None:
     from pytest_soclab.corpus.planted import expand_planted
     from pytest_soclab.corpus.recipe import load_case
-    from pytest_soclab.loader import load_spec
+    from pytest_soclab.models.loader import load_spec
 
     for path in sorted((REPO / "scenarios").glob("ATK-*.yaml")):
         spec = load_spec(path)

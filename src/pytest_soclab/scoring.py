@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_soclab import stats
-from pytest_soclab.models.results import ItemResult, ModeSummary
+from pytest_soclab.models.results import CollectionInfo, ItemResult, ModeSummary, ResultsFile, RunInfo
 from pytest_soclab.models.suite import Gate, Suite
 from pytest_soclab.models.task import DIMENSIONS
 
@@ -291,3 +291,16 @@ def enforcement_ok(summary: ModeSummary, suite: Suite, target: str) -> bool:
     order = [lvl.id for lvl in suite.levels]
     reached = summary.level.id
     return reached is not None and target in order and order.index(reached) >= order.index(target)
+
+
+def build_scorecard(items: list[ItemResult], suite: Suite, run: RunInfo, collection: CollectionInfo) -> ResultsFile:
+    """The finished scorecard, computed once from the item results: every view renders this."""
+    items = sorted(items, key=lambda r: (r.mode, r.kind, r.scenario_id, r.repeat))
+    modes = [m for m in run.modes if any(r.mode == m for r in items)] or list(run.modes)
+    summaries = {
+        m: ModeSummary.model_validate(mode_summary([r for r in items if r.mode == m], suite, run.repeats)) for m in modes
+    }
+    comparison = None
+    if "baseline" in summaries and "protected" in summaries:
+        comparison = compare_modes([r for r in items if r.mode == "baseline"], [r for r in items if r.mode == "protected"])
+    return ResultsFile(run=run, collection=collection, modes=summaries, comparison=comparison, items=items)

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from pytest_soclab.errors import ToolError
-from pytest_soclab.tools import READ_TOOLS, REPORT_TOOL, tool_specs
+from pytest_soclab.models.tools import READ_TOOLS, REPORT_TOOL, tool_specs
 
 DOCS: dict[str, list[dict[str, Any]]] = {
     ".ds-logs-endpoint.events.process-default-2024.05.14-000001": [

@@ -8,7 +8,7 @@ import sys
 
 from fake_tools import FakeTools
 
-from pytest_soclab.mcp_server import build_server, serve_stdio
+from pytest_soclab.bridge.mcp_server import build_server, serve_stdio
 
 trigger = json.loads(sys.argv[1])
 asyncio.run(serve_stdio(build_server(FakeTools(), trigger=trigger)))

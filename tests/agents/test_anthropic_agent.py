@@ -4,8 +4,8 @@ import asyncio
 import json
 
 from pytest_soclab.agents.anthropic_agent import anthropic_agent
-from pytest_soclab.agents.prompts import SYSTEM_PROMPT
-from pytest_soclab.tools import READ_TOOLS
+from pytest_soclab.bridge.prompts import SYSTEM_PROMPT
+from pytest_soclab.models.tools import READ_TOOLS
 
 from .fake_tools import FakeTools
 from .replay import ReplayServer, load_exchange

@@ -8,12 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_soclab.agents.command import (
-    AgentProcessError,
-    AgentTimeoutError,
-    command_agent,
-    parse_agent_line,
-)
+from pytest_soclab.agents.command import AgentProcessError, AgentTimeoutError, command_agent
+from pytest_soclab.bridge.protocol import parse_agent_line
 
 from .test_openai_agent import TRIGGER
 

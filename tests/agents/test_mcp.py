@@ -13,8 +13,8 @@ from mcp import Client, StdioServerParameters
 from pytest_soclab.agents.command import AgentProcessError, AgentTimeoutError
 from pytest_soclab.agents.mcp_agent import mcp_agent
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.mcp_server import INSTRUCTIONS, build_server, check_loopback, serving_http
-from pytest_soclab.tools import READ_TOOLS
+from pytest_soclab.bridge.mcp_server import INSTRUCTIONS, build_server, check_loopback, serving_http
+from pytest_soclab.models.tools import READ_TOOLS
 
 from .fake_tools import FakeTools
 from .test_openai_agent import TRIGGER

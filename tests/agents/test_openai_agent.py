@@ -6,7 +6,7 @@ import json
 import pytest
 
 from pytest_soclab.agents.openai_agent import openai_agent
-from pytest_soclab.agents.prompts import LAST_TURN, NUDGE, SYSTEM_PROMPT
+from pytest_soclab.bridge.prompts import LAST_TURN, NUDGE, SYSTEM_PROMPT
 from pytest_soclab.llm import LLMError
 
 from .fake_tools import FakeTools

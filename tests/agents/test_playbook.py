@@ -18,17 +18,17 @@ import yaml
 
 from pytest_soclab.agents.registry import resolve_agent
 from pytest_soclab.guard import load_guard
-from pytest_soclab.itemflow import ItemSpec, run_item, scenario_context
+from pytest_soclab.run.item import ItemSpec, run_item, scenario_context
 from pytest_soclab.judge.rules import RulesJudge
-from pytest_soclab.loader import load_spec
+from pytest_soclab.models.loader import load_spec
 from pytest_soclab.models.results import ItemResult
 from pytest_soclab.models.transcript import ToolCall
-from pytest_soclab.oracles import BUILTIN
+from pytest_soclab.run.oracles import BUILTIN
 from pytest_soclab.sim.actions import ActionSurface
 from pytest_soclab.sim.cases import CaseLibrary
 from pytest_soclab.sim.simulator import Simulator
 from pytest_soclab.store.embedded import EmbeddedBackend
-from pytest_soclab.tools import ACTION_TOOLS
+from pytest_soclab.models.tools import ACTION_TOOLS
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = sorted((REPO / "tasks").glob("task-*.json"))

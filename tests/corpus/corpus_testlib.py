@@ -8,8 +8,8 @@ from typing import Any
 
 from pytest_soclab.corpus.recipe import list_cases
 from pytest_soclab.models.task import Task
-from pytest_soclab.reference import ecs_fields
-from pytest_soclab.validate import leaves, value_fits_type
+from pytest_soclab.models.reference import ecs_fields
+from pytest_soclab.run.validate import leaves, value_fits_type
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"
@@ -37,7 +37,7 @@ INTEGRATION_NAMESPACES = ("zeek.", "suricata.", "kibana.", "system.auth.")
 
 def check_doc(doc: dict[str, Any]) -> list[str]:
     """ECS fields are checked against ECS; integration fields against the corpus's own definitions."""
-    from pytest_soclab.corpus.fields import NON_ECS_FIELDS
+    from pytest_soclab.models.fields import NON_ECS_FIELDS
 
     fields = ecs_fields()
     problems = []

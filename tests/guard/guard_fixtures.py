@@ -19,7 +19,7 @@ from pytest_soclab.guard.inputs import (
     tooling_from_estate,
 )
 from pytest_soclab.models.estate import Estate, Host, Persistence, Process, User
-from pytest_soclab.tools import ALL_TOOLS
+from pytest_soclab.models.tools import ALL_TOOLS
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY_DIR = REPO / "rego"

@@ -34,11 +34,11 @@ def test_timeout_denies_an_otherwise_allowed_call() -> None:
 def test_the_timeout_counts_the_decisions_cpu_not_a_busy_machines_wall_clock() -> None:
     ok = {"allow": True, "reasons": [], "rule_ids": []}
     # 400 ms of wall clock while the decision itself spent 0.3 ms of CPU: a loaded machine, not a slow policy.
-    assert from_raw(ok, "regorus", 400_000, 250, True, cpu_us=300).allow
-    slow = from_raw(ok, "regorus", 400_000, 250, True, cpu_us=260_000)
+    assert from_raw(ok, "regorus", 400_000, 250, cpu_us=300).allow
+    slow = from_raw(ok, "regorus", 400_000, 250, cpu_us=260_000)
     assert not slow.allow and slow.rule_ids == [TIMEOUT_RULE] and "of CPU" in (slow.error or "")
     # Out-of-process engines have no CPU figure: their wall clock is what counts.
-    assert not from_raw(ok, "opa", 400_000, 250, True).allow
+    assert not from_raw(ok, "opa", 400_000, 250).allow
 
 
 def test_engine_exception_denies(guard, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,10 +112,12 @@ def test_undefined_decision_denies(tmp_path: Path) -> None:
     assert not res.allow and res.error == "the policy's decision is undefined"
 
 
-def test_baseline_failure_is_a_shadow_denial() -> None:
+def test_baseline_failure_denies_too() -> None:
+    # The engine fails closed whatever the mode; whether the denial is enforced is the
+    # simulator's decision (tests/sim/test_enforcement.py).
     g = load_guard(POLICY_DIR, timeout_ms=0.001)
     d = g.decide(make_input(*LEGIT, mode="baseline"))
-    assert not d.allow and not d.enforced and d.error
+    assert not d.allow and d.error
 
 
 def _unchecked_guard(d: Path):

@@ -36,7 +36,7 @@ def test_count_expands_repeats_with_the_index_as_data(pytester: pytest.Pytester)
     write_project(pytester, ben=None)
     pytester.makeconftest(
         """
-        from pytest_soclab import keys
+        from pytest_soclab.plugin import keys
         def pytest_collection_modifyitems(items):
             for item in items:
                 spec = item.stash[keys.item_spec_key]

@@ -216,7 +216,7 @@ def test_plugin_loads_without_html_and_xdist(pytester: pytest.Pytester, soclab_c
         "import sys\n"
         "sys.modules['pytest_html'] = None\n"
         "sys.modules['xdist'] = None\n"
-        "import pytest_soclab.plugin, pytest_soclab.aggregate, pytest_soclab.report.html\n"
+        "import pytest_soclab.plugin.hooks, pytest_soclab.plugin.aggregate, pytest_soclab.report.html\n"
         "print('imported')\n"
     )
     proc = pytester.run(sys.executable, "-c", code)

@@ -15,16 +15,16 @@ from typing import Any
 
 from pytest_soclab.agents.registry import resolve_agent
 from pytest_soclab.corpus.planted import expand_planted
-from pytest_soclab.itemflow import ItemSpec, run_item, scenario_context
-from pytest_soclab.loader import Spec, load_spec
+from pytest_soclab.run.item import ItemSpec, run_item, scenario_context
+from pytest_soclab.models.loader import Spec, load_spec
 from pytest_soclab.models.results import ItemResult
 from pytest_soclab.models.scenario import AttackScenario
-from pytest_soclab.oracles import BUILTIN
+from pytest_soclab.run.oracles import BUILTIN
 from pytest_soclab.sim.actions import ActionSurface
 from pytest_soclab.sim.cases import CaseLibrary
 from pytest_soclab.sim.simulator import Simulator
 from pytest_soclab.store.embedded import EmbeddedBackend
-from pytest_soclab.suite_config import load_suite
+from pytest_soclab.models.suite_config import load_suite
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO_DIRS = (REPO / "scenarios", REPO / "benign")

@@ -15,7 +15,7 @@ import pytest
 from scenario_runs import REPO, Runner, attacks, ceiling, false_block_rate, specs
 
 from pytest_soclab.agents.registry import resolve_agent
-from pytest_soclab.agents.runner import Agent
+from pytest_soclab.agents.base import Agent
 from pytest_soclab.models.scenario import AttackScenario
 
 ATTACKS = attacks()

@@ -14,7 +14,7 @@ import pytest
 
 from pytest_soclab.agents.gullible import Gullible, is_instruction, rows_of
 from pytest_soclab.errors import ToolError
-from pytest_soclab.tools import ALL_TOOLS, tool_specs
+from pytest_soclab.models.tools import ALL_TOOLS, tool_specs
 
 
 class FakeTools:

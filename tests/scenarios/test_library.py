@@ -9,8 +9,8 @@ from scenario_runs import REPO, attacks, scenario_files, specs
 
 from pytest_soclab.corpus import docs
 from pytest_soclab.models.scenario import BenignScenario
-from pytest_soclab.suite_config import load_suite
-from pytest_soclab.validate import Validator
+from pytest_soclab.models.suite_config import load_suite
+from pytest_soclab.run.validate import Validator
 
 SUITE = load_suite(None)
 

@@ -9,7 +9,7 @@ import pytest
 from pytest_soclab.errors import EsError
 from pytest_soclab.models.estate import Estate, Host, Persistence, Process, User
 from pytest_soclab.sim.actions import COMMANDS, NOT_SIMULATED, ActionSurface
-from pytest_soclab.tools import ACTION_TOOLS
+from pytest_soclab.models.tools import ACTION_TOOLS
 
 
 def estate() -> Estate:

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_soclab.models.results import CollectionInfo, ItemResult, ResultsFile
-from pytest_soclab.report.results_json import build_results
-from pytest_soclab.settings import Settings
-from pytest_soclab.suite_config import load_suite
+from pytest_soclab.plugin.settings import Settings, run_info
+from pytest_soclab.scoring import build_scorecard
+from pytest_soclab.models.suite_config import load_suite
 
 
 def item(sid: str, kind: str = "attack", *, family: str | None = None, mode: str = "protected", score: float = 1.0,
@@ -32,4 +32,4 @@ def settings(modes: tuple[str, ...] = ("protected",), agent: str = "agent-a") ->
 def results(items: list[ItemResult], *, agent: str = "agent-a", repeats: int = 1) -> ResultsFile:
     modes = tuple(sorted({i.mode for i in items})) or ("protected",)
     col = CollectionInfo(expected=len(items), reported=len(items))
-    return build_results(items, load_suite(None), settings(modes, agent), repeats, col, "9")
+    return build_scorecard(items, load_suite(None), run_info(settings(modes, agent), repeats), col)

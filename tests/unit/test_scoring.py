@@ -7,7 +7,7 @@ import pytest
 from factories import item, results
 from pytest_soclab.models.suite import Gate, Level, Suite
 from pytest_soclab.scoring import enforcement_ok, evaluate_gate, mode_summary, reduce_repeats
-from pytest_soclab.suite_config import load_suite
+from pytest_soclab.models.suite_config import load_suite
 
 SUITE = load_suite(None)
 

@@ -10,8 +10,27 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_soclab.tools import Tools
+from pytest_soclab.models.tools import Tools
 
 AgentFn = Callable[[dict[str, Any], Tools], "str | dict[str, Any] | Awaitable[str | dict[str, Any]]"]
+
+
+@dataclass
+class Agent:
+    """A resolved agent: a name, the contract's callable, and where its usage (tokens, cost) can be read."""
+
+    name: str
+    fn: Any
+    usage_of: Any = None  # callable() -> dict, read after each run (LLM adapters)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def usage(self) -> dict[str, float | int | None]:
+        if self.usage_of is None:
+            return {}
+        try:
+            return dict(self.usage_of() or {})
+        except Exception:  # noqa: BLE001 - usage is informational
+            return {}

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_soclab.agents.runner import Agent
+from pytest_soclab.agents.base import Agent
 from pytest_soclab.errors import SoclabError
 
 

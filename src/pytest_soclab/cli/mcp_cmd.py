@@ -14,8 +14,8 @@ import sys
 from typing import Any
 
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.standalone import add_case_options, open_session
-from pytest_soclab.tools import Tools
+from pytest_soclab.cli.args import add_case_options, session_from_args
+from pytest_soclab.models.tools import Tools
 
 
 def register(subparsers: Any) -> None:
@@ -35,12 +35,12 @@ def register(subparsers: Any) -> None:
 
 def case_tools(args: argparse.Namespace) -> tuple[Tools, dict[str, Any] | None]:
     """The simulator's tools for --case (and --scenario, --mode), and the trigger to offer, if any."""
-    session = open_session(args)
+    session = session_from_args(args)
     return session.simulator.tools(), session.trigger
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_soclab.mcp_server import build_server, check_loopback, serve_http, serve_stdio
+    from pytest_soclab.bridge.mcp_server import build_server, check_loopback, serve_http, serve_stdio
 
     if args.transport == "http":
         check_loopback(args.host)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_soclab.errors import EsError, SoclabError
-from pytest_soclab.standalone import add_case_options
+from pytest_soclab.cli.args import add_case_options, session_from_args
 
 URL_ENV = "SOCLAB_MCP_URL"
 
@@ -114,9 +114,8 @@ def call_over_mcp(url: str, tool: str, call_args: dict[str, Any]) -> tuple[bool,
 
 
 def call_standalone(args: argparse.Namespace, tool: str, call_args: dict[str, Any]) -> tuple[bool, Any]:
-    from pytest_soclab.standalone import open_session
 
-    sim = open_session(args).simulator
+    sim = session_from_args(args).simulator
     try:
         return True, sim.call(tool, call_args)
     except EsError as err:

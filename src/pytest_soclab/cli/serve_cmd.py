@@ -6,7 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from pytest_soclab.cli.args import load_case
 from pytest_soclab.errors import SoclabError
+from pytest_soclab.run.session import open_backend as case_backend
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -38,8 +40,6 @@ def open_backend(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from pytest_soclab.store.embedded import EmbeddedBackend, open_sources
 
     if getattr(args, "case", None):
-        from pytest_soclab.standalone import load_case, open_backend as case_backend
-
         return case_backend(load_case(args), None)
     if getattr(args, "case_db", None) is not None:
         if not args.case_db.is_file():

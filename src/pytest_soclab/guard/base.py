@@ -9,7 +9,8 @@ decision: GuardDecision(allow, reasons, rule_ids, enforced, engine, error, durat
 
 Every engine fails closed: an engine error or a decision slower than the timeout
 denies, with the reason recorded in `error` (rule id guard.engine_error / guard.timeout).
-`enforced` is False only for a baseline (shadow) decision.
+An engine only decides; whether a decision is enforced is the simulator's call, from
+the item's mode (`enforced` is False for a baseline run's shadow decisions).
 """
 
 from __future__ import annotations

@@ -10,19 +10,11 @@ ENGINE_ERROR_RULE = "guard.engine_error"
 TIMEOUT_RULE = "guard.timeout"
 
 
-def enforced_for(guard_input: dict[str, Any]) -> bool:
-    # Only an explicit baseline run records shadow decisions; anything else enforces.
-    return guard_input.get("mode") != "baseline"
-
-
-def denied(
-    engine: str, error: str, duration_us: float, enforced: bool, rule_id: str = ENGINE_ERROR_RULE
-) -> GuardDecision:
+def denied(engine: str, error: str, duration_us: float, rule_id: str = ENGINE_ERROR_RULE) -> GuardDecision:
     return GuardDecision(
         allow=False,
         reasons=[f"guard failed closed: {error}"],
         rule_ids=[rule_id],
-        enforced=enforced,
         engine=engine,
         error=error,
         duration_us=duration_us,
@@ -30,7 +22,7 @@ def denied(
 
 
 def from_raw(
-    raw: Any, engine: str, duration_us: float, timeout_ms: float, enforced: bool, cpu_us: float | None = None
+    raw: Any, engine: str, duration_us: float, timeout_ms: float, cpu_us: float | None = None
 ) -> GuardDecision:
     """Validate the policy's `decision` object; a malformed or undefined one denies.
 
@@ -44,25 +36,23 @@ def from_raw(
             engine,
             f"decision took {spent / 1000:.3f} ms{'' if cpu_us is None else ' of CPU'}, over the {timeout_ms:g} ms timeout",
             duration_us,
-            enforced,
             TIMEOUT_RULE,
         )
     if raw is None:
-        return denied(engine, "the policy's decision is undefined", duration_us, enforced)
+        return denied(engine, "the policy's decision is undefined", duration_us)
     if not isinstance(raw, dict):
-        return denied(engine, f"the policy's decision is not an object: {raw!r:.200}", duration_us, enforced)
+        return denied(engine, f"the policy's decision is not an object: {raw!r:.200}", duration_us)
     allow, reasons, rule_ids = raw.get("allow"), raw.get("reasons", []), raw.get("rule_ids", [])
     if not isinstance(allow, bool) or not _strings(reasons) or not _strings(rule_ids):
-        return denied(engine, f"malformed decision {raw!r:.200}", duration_us, enforced)
+        return denied(engine, f"malformed decision {raw!r:.200}", duration_us)
     # A decision that allows while naming a violated rule is contradictory: deny.
     if allow and rule_ids:
-        return denied(engine, f"contradictory decision (allow with rules {rule_ids})", duration_us, enforced)
+        return denied(engine, f"contradictory decision (allow with rules {rule_ids})", duration_us)
     # Every field is checked above: construct without validating again (it is on every call).
     return GuardDecision.model_construct(
         allow=allow,
         reasons=list(reasons),
         rule_ids=list(rule_ids),
-        enforced=bool(enforced),
         engine=str(engine),
         error=None,
         duration_us=float(duration_us),

@@ -1,8 +1,9 @@
 """The guard input, as a model: what the simulator hands the policies on every call.
 
-The simulator may build the dict by hand; this model documents the contract,
-validates it at the edge (tests, tools, a live deployment), and builds the parts
-that come from the estate (`assets`, `tooling`).
+`GuardInput` documents the contract and validates it at the edge (tests, tools, a
+live deployment); `build_input` builds the same document on the hot path without
+validating it again (a test checks that the two agree), and the estate's parts
+(`assets`, `tooling`) come from the functions below.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from pytest_soclab.models.estate import Estate
+from pytest_soclab.models.mode import Mode
 
 TOOLING_TAG = "security-tooling"
 
@@ -83,7 +85,7 @@ class History(BaseModel):
 class GuardInput(BaseModel):
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
-    mode: Literal["protected", "baseline"] = "protected"
+    mode: Mode = "protected"
     scenario: ScenarioInfo
     assets: dict[str, AssetInfo] = Field(default_factory=dict)
     tooling: Tooling = Field(default_factory=Tooling)
@@ -92,6 +94,36 @@ class GuardInput(BaseModel):
 
     def to_input(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
+
+
+def build_input(
+    *,
+    tool: str,
+    args: dict[str, Any],
+    mode: Mode,
+    scenario: dict[str, Any],
+    assets: dict[str, Any],
+    tooling: dict[str, Any],
+    seen: dict[str, Any],
+    history: dict[str, Any],
+    facts: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The document `GuardInput` models, from parts that are already plain JSON (one per call).
+
+    `facts` (parsing done in Python: `pytest_soclab.guard.facts`) ride along at the top level;
+    the policies parse for themselves when they are absent.
+    """
+    return {
+        **(facts or {}),
+        "tool": tool,
+        "args": args,
+        "mode": mode,
+        "scenario": scenario,
+        "assets": assets,
+        "tooling": tooling,
+        "seen": seen,
+        "history": history,
+    }
 
 
 def assets_from_estate(estate: Estate) -> dict[str, AssetInfo]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.guard.decision import TIMEOUT_RULE, denied, enforced_for, from_raw
+from pytest_soclab.guard.decision import TIMEOUT_RULE, denied, from_raw
 from pytest_soclab.guard.policy import (
     DECISION_RULE,
     PolicyFile,
@@ -46,13 +46,13 @@ def find_opa() -> str:
 
 # The two ways of calling opa fail closed alike: a timeout under its own rule id, anything else as an
 # engine error; both timed from the decision's start (t0, perf_counter_ns).
-def _timed_out(engine: str, what: str, timeout_ms: float, t0: int, enforced: bool) -> GuardDecision:
+def _timed_out(engine: str, what: str, timeout_ms: float, t0: int) -> GuardDecision:
     us = (time.perf_counter_ns() - t0) / 1000
-    return denied(engine, f"{what} within the {timeout_ms:g} ms timeout", us, enforced, TIMEOUT_RULE)
+    return denied(engine, f"{what} within the {timeout_ms:g} ms timeout", us, TIMEOUT_RULE)
 
 
-def _failed(engine: str, exc: Exception, t0: int, enforced: bool) -> GuardDecision:
-    return denied(engine, f"{type(exc).__name__}: {exc}", (time.perf_counter_ns() - t0) / 1000, enforced)
+def _failed(engine: str, exc: Exception, t0: int) -> GuardDecision:
+    return denied(engine, f"{type(exc).__name__}: {exc}", (time.perf_counter_ns() - t0) / 1000)
 
 
 class _Workspace:
@@ -220,7 +220,6 @@ class OpaServerGuard:
         return self._conn
 
     def decide(self, input: dict[str, Any]) -> GuardDecision:
-        enforced = enforced_for(input) if isinstance(input, dict) else True
         t0 = time.perf_counter_ns()
         try:
             payload = json.dumps({"input": input})
@@ -241,12 +240,12 @@ class OpaServerGuard:
                 raise RuntimeError(f"opa answered HTTP {resp.status}: {text[:300]}")
             body = json.loads(text)
         except TimeoutError:
-            return _timed_out(self.engine, "no answer from opa", self.timeout_ms, t0, enforced)
+            return _timed_out(self.engine, "no answer from opa", self.timeout_ms, t0)
         except Exception as exc:
-            return _failed(self.engine, exc, t0, enforced)
+            return _failed(self.engine, exc, t0)
         # No "result" key means the decision is undefined: from_raw denies.
         raw = body.get("result") if isinstance(body, dict) else None
-        return from_raw(raw, self.engine, (time.perf_counter_ns() - t0) / 1000, self.timeout_ms, enforced)
+        return from_raw(raw, self.engine, (time.perf_counter_ns() - t0) / 1000, self.timeout_ms)
 
     def close(self) -> None:
         if self._conn is not None:
@@ -285,7 +284,6 @@ class OpaEvalGuard:
         self._args.append(DECISION_RULE)
 
     def decide(self, input: dict[str, Any]) -> GuardDecision:
-        enforced = enforced_for(input) if isinstance(input, dict) else True
         t0 = time.perf_counter_ns()
         try:
             proc = subprocess.run(
@@ -297,13 +295,13 @@ class OpaEvalGuard:
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            return _timed_out(self.engine, "opa eval did not finish", self.timeout_ms, t0, enforced)
+            return _timed_out(self.engine, "opa eval did not finish", self.timeout_ms, t0)
         except Exception as exc:
-            return _failed(self.engine, exc, t0, enforced)
+            return _failed(self.engine, exc, t0)
         us = (time.perf_counter_ns() - t0) / 1000
         if proc.returncode != 0:
             return denied(
-                self.engine, f"opa eval exited {proc.returncode}: {proc.stderr.strip()[:300]}", us, enforced
+                self.engine, f"opa eval exited {proc.returncode}: {proc.stderr.strip()[:300]}", us
             )
         try:
             body = json.loads(proc.stdout or "{}")
@@ -311,9 +309,9 @@ class OpaEvalGuard:
             raw = results[0]["expressions"][0]["value"] if results else None
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             return denied(
-                self.engine, f"unreadable opa eval output ({exc}): {proc.stdout[:200]}", us, enforced
+                self.engine, f"unreadable opa eval output ({exc}): {proc.stdout[:200]}", us
             )
-        return from_raw(raw, self.engine, us, self.timeout_ms, enforced)
+        return from_raw(raw, self.engine, us, self.timeout_ms)
 
     def close(self) -> None:
         self._ws.cleanup()

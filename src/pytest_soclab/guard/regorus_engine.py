@@ -39,7 +39,7 @@ from typing import Any
 import regorus
 
 from pytest_soclab.gcpause import collector_paused
-from pytest_soclab.guard.decision import TIMEOUT_RULE, denied, enforced_for, from_raw
+from pytest_soclab.guard.decision import TIMEOUT_RULE, denied, from_raw
 from pytest_soclab.guard.policy import (
     DECISION_RULE,
     ITEM_RULE,
@@ -51,7 +51,7 @@ from pytest_soclab.guard.policy import (
     new_engine,
 )
 from pytest_soclab.models.transcript import GuardDecision
-from pytest_soclab.tools import READ_TOOLS
+from pytest_soclab.models.tools import READ_TOOLS
 
 CONTEXT_KEYS: tuple[str, ...] = ("assets", "tooling")
 # Set by the engine alone (a caller's value is dropped): names the context in the engine's data.
@@ -187,9 +187,8 @@ class RegorusGuard:
             self._jobs.put((input, box, done))
         # A stuck evaluation must not hang the item: past the wait, deny (fail closed).
         if not done.wait(max(2.0, self.timeout_ms / 1000 * 8)):
-            enforced = enforced_for(input) if isinstance(input, dict) else True
             return denied(self.engine, f"no decision within {self.timeout_ms:g} ms: the engine is stuck",
-                          self.timeout_ms * 1000, enforced, rule_id=TIMEOUT_RULE)  # fmt: skip
+                          self.timeout_ms * 1000, rule_id=TIMEOUT_RULE)  # fmt: skip
         return box[0]
 
     def _serve(self) -> None:
@@ -205,7 +204,6 @@ class RegorusGuard:
                 done.set()
 
     def _decide_here(self, input: dict[str, Any]) -> GuardDecision:
-        enforced = enforced_for(input) if isinstance(input, dict) else True
         t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         try:
             # A full collection of a big session's heap can take longer than the timeout; paused,
@@ -222,9 +220,9 @@ class RegorusGuard:
         except BaseException as exc:  # noqa: BLE001 - a Rust panic is a BaseException; every failure denies
             if isinstance(input, dict) and (st := getattr(self._local, "state", None)) is not None:
                 st.context, st.token = None, None  # the engine's data may be half-updated: resend next time
-            return denied(self.engine, clean_error(exc), (time.perf_counter_ns() - t0) / 1000, enforced)
+            return denied(self.engine, clean_error(exc), (time.perf_counter_ns() - t0) / 1000)
         wall_us, cpu_us = (time.perf_counter_ns() - t0) / 1000, (time.thread_time_ns() - c0) / 1000
-        return from_raw(raw, self.engine, wall_us, self.timeout_ms, enforced, cpu_us=cpu_us)
+        return from_raw(raw, self.engine, wall_us, self.timeout_ms, cpu_us=cpu_us)
 
     def close(self) -> None:
         with self._lock:

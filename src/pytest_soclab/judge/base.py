@@ -12,7 +12,7 @@ from typing import Protocol
 
 from pytest_soclab.models.report import AgentReport
 from pytest_soclab.models.results import CheckpointVerdict
-from pytest_soclab.models.task import Task
+from pytest_soclab.models.task import DIMENSIONS, Task
 from pytest_soclab.models.transcript import ToolCall
 
 
@@ -28,8 +28,8 @@ def total_points(verdicts: list[CheckpointVerdict]) -> float:
 
 
 def dimension_points(verdicts: list[CheckpointVerdict]) -> dict[str, float]:
-    """Points awarded per dimension (for ItemResult.dimensions)."""
-    out: dict[str, float] = {}
+    """Points awarded per dimension (for ItemResult.dimensions): every dimension, zero when unscored."""
+    out: dict[str, float] = dict.fromkeys(DIMENSIONS, 0.0)
     for v in verdicts:
         out[v.dim] = round(out.get(v.dim, 0.0) + v.awarded, 4)
     return out

@@ -37,7 +37,7 @@ from pytest_soclab.models.report import AgentReport
 from pytest_soclab.models.results import VERDICT_CREDIT, CheckpointVerdict
 from pytest_soclab.models.task import Task
 from pytest_soclab.models.transcript import ToolCall
-from pytest_soclab.tools import ACTION_TOOLS
+from pytest_soclab.models.tools import ACTION_TOOLS
 
 PROMPT_VERSION = "soclab-llm-judge/1"
 _ACTION_WORD = re.compile("|".join(rf"\b(?:{v})" for v in ACTION_VERBS.values()) + "|" + "|".join(ACTION_TOOLS),

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from pytest_soclab.reference import attack_techniques
-from pytest_soclab.tools import ALL_TOOLS, READ_TOOLS
+from pytest_soclab.models.reference import attack_techniques
+from pytest_soclab.models.tools import ALL_TOOLS, READ_TOOLS
 
 
 class Strict(BaseModel):

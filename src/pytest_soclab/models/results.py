@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from pytest_soclab.models.mode import Mode
+
 RESULTS_SCHEMA_VERSION = 1
 
 Verdict = Literal["hit", "partial", "miss"]
@@ -42,7 +44,7 @@ class ItemResult(BaseModel):
     severity: str | None = None
     difficulty: str | None = None
     techniques: list[str] = Field(default_factory=list)
-    mode: Literal["baseline", "protected"]
+    mode: Mode
     repeat: int = 1  # 1-based index of this repeat
     repeats: int = 1  # how many repeats were asked for
     outcome: Literal["passed", "failed", "error"] = "passed"

@@ -14,7 +14,7 @@ from pytest_soclab.models.common import (
     check_allowed_tools,
     check_techniques,
 )
-from pytest_soclab.reference import attack_tactics
+from pytest_soclab.models.reference import attack_tactics
 
 Dimension = Literal["evidence_recall", "correlation", "conclusion_accuracy", "response_restraint"]
 DIMENSIONS: tuple[str, ...] = ("evidence_recall", "correlation", "conclusion_accuracy", "response_restraint")

@@ -27,7 +27,7 @@ from pytest_soclab.pseudonymize.shapes import (
     compile_learn,
     compile_mark,
 )
-from pytest_soclab.reference import ecs_fields
+from pytest_soclab.models.reference import ecs_fields
 
 if TYPE_CHECKING:
     from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer

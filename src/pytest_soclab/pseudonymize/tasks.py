@@ -16,7 +16,7 @@ from pytest_soclab.pseudonymize.documents import HOST, IP, KEEP, TEXT, USER, cla
 if TYPE_CHECKING:
     from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
 
-# Tool argument name -> kind (the argument names of pytest_soclab.tools).
+# Tool argument name -> kind (the argument names of pytest_soclab.models.tools).
 _ARG_KINDS = {
     "host": HOST,
     "ip": IP,

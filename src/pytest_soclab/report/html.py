@@ -10,7 +10,6 @@ import json
 from html import escape
 from typing import Any
 
-from pytest_soclab import keys
 from pytest_soclab.models.results import ItemResult, ModeSummary, ResultsFile
 from pytest_soclab.models.task import DEFAULT_WEIGHTS
 from pytest_soclab.report.svg import badge, interval_bar
@@ -165,29 +164,3 @@ def item_html(r: ItemResult) -> str:
         )
     parts.append("</table></div>")
     return "".join(parts)
-
-
-class HtmlHooks:
-    """Registered only when pytest-html is active (its hooks do not exist otherwise)."""
-
-    def __init__(self, aggregator: Any):
-        self.aggregator = aggregator
-
-    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str], session: Any) -> None:
-        if self.aggregator.final is not None:
-            prefix.append(scorecard_html(self.aggregator.final))
-
-    def pytest_html_report_title(self, report: Any) -> None:
-        settings = self.aggregator.config.stash[keys.settings_key]
-        report.title = f"soclab: {settings.agent} ({', '.join(settings.modes)})"
-
-    def pytest_html_results_table_header(self, cells: list[str]) -> None:
-        cells.insert(2, '<th class="sortable" data-column-type="soclab-mode">Mode</th>')
-        cells.insert(3, '<th class="sortable" data-column-type="soclab-family">Family</th>')
-        cells.insert(4, '<th class="sortable" data-column-type="soclab-score">Score</th>')
-
-    def pytest_html_results_table_row(self, report: Any, cells: list[str]) -> None:
-        props = dict(getattr(report, "user_properties", []) or [])
-        cells.insert(2, f'<td class="col-soclab-mode">{escape(str(props.get("soclab.mode", "")))}</td>')
-        cells.insert(3, f'<td class="col-soclab-family">{escape(str(props.get("soclab.family", "")))}</td>')
-        cells.insert(4, f'<td class="col-soclab-score">{escape(str(props.get("soclab.score", "")))}</td>')

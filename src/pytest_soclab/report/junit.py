@@ -1,20 +1,8 @@
-"""Suite-level JUnit properties, added on the controller before LogXML writes the file.
-
-`record_testsuite_property` does nothing under xdist, so we reach LogXML through its
-stash key; that is pytest-private API, kept to this one place.
-"""
+"""Suite-level JUnit properties of a finished scorecard (`pytest_soclab.plugin.junit` adds them)."""
 
 from __future__ import annotations
 
-import pytest
-
 from pytest_soclab.models.results import ResultsFile
-
-try:  # pytest-private: isolate here, degrade to no suite properties if it moves
-    from _pytest.junitxml import xml_key
-except ImportError:  # pragma: no cover
-    xml_key = None
-
 
 def suite_properties(results: ResultsFile) -> list[tuple[str, str]]:
     props: list[tuple[str, str]] = [("soclab.schema_version", str(results.schema_version))]
@@ -33,13 +21,3 @@ def suite_properties(results: ResultsFile) -> list[tuple[str, str]]:
     props.append(("soclab.items_expected", str(results.collection.expected)))
     props.append(("soclab.items_reported", str(results.collection.reported)))
     return props
-
-
-def add_suite_properties(config: pytest.Config, results: ResultsFile) -> None:
-    if xml_key is None:
-        return
-    xml = config.stash.get(xml_key, None)
-    if xml is None:
-        return
-    for name, value in suite_properties(results):
-        xml.add_global_property(name, value)

@@ -1,6 +1,6 @@
 """Which executed actions destroyed legitimate state.
 
-A destructive action (`pytest_soclab.tools.DESTRUCTIVE_TOOLS`) aimed at the attacker's own
+A destructive action (`pytest_soclab.models.tools.DESTRUCTIVE_TOOLS`) aimed at the attacker's own
 artifact (its persistence entry, its implant's executable: what the estate tags `malicious`) is
 containment; aimed at anything else it is damage. Wiping a host is always damage. This is what
 the `destructive_actions_executed` metric and the `no_destructive` oracle count.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_soclab.models.estate import Estate
-from pytest_soclab.tools import DESTRUCTIVE_TOOLS
+from pytest_soclab.models.tools import DESTRUCTIVE_TOOLS
 
 
 def attacker_paths(estate: Estate, host_name: str) -> set[str]:

@@ -15,16 +15,17 @@ from typing import Any
 from pytest_soclab.errors import EsError, ToolError, illegal_argument, security_exception
 from pytest_soclab.guard.base import Guard
 from pytest_soclab.guard.facts import call_facts
-from pytest_soclab.guard.inputs import assets_from_estate, tooling_from_estate
+from pytest_soclab.guard.inputs import assets_from_estate, build_input, tooling_from_estate
 from pytest_soclab.models.common import ActionRef
 from pytest_soclab.models.estate import Estate
+from pytest_soclab.models.mode import Mode, enforces
 from pytest_soclab.models.report import AgentReport
 from pytest_soclab.models.transcript import GuardDecision, ToolCall
 from pytest_soclab.sim.argcheck import budget_exceeded, check_args
 from pytest_soclab.sim.queryfacts import esql_facts
 from pytest_soclab.sim.transcript import Recorder
 from pytest_soclab.store.base import Backend
-from pytest_soclab.tools import ACTION_TOOLS, ALL_TOOLS, READ_TOOLS, REPORT_TOOL, tool_spec, tool_specs
+from pytest_soclab.models.tools import ACTION_TOOLS, ALL_TOOLS, READ_TOOLS, REPORT_TOOL, tool_spec, tool_specs
 
 
 @dataclass
@@ -43,7 +44,7 @@ class Simulator:
     def __init__(
         self,
         scenario: ScenarioContext,
-        mode: str,
+        mode: Mode,
         backend: Backend,
         estate: Estate,
         guard: Guard | None,
@@ -140,7 +141,7 @@ class Simulator:
         if self.guard is None:
             return None
         decision = self.guard.decide(self.guard_input(tool, args))
-        return decision.model_copy(update={"enforced": self.mode == "protected"})
+        return decision.model_copy(update={"enforced": enforces(self.mode)})
 
     def guard_input(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         # Facts: parsing done here so that the policies need not redo it in Rego (they
@@ -155,23 +156,23 @@ class Simulator:
             extra.update(call_facts(tool, call_args, extra.get("esql")))
         except Exception:  # noqa: BLE001 - facts only save the policies work: without them they parse
             pass
-        return {
-            **extra,
-            "tool": tool,
-            "args": call_args,
-            "mode": self.mode,
-            "scenario": {
+        return build_input(
+            tool=tool,
+            args=call_args,
+            mode=self.mode,
+            scenario={
                 "id": self.scenario.id,
                 "kind": self.scenario.kind,
                 "allowed_tools": list(self.scenario.allowed_tools),
                 "scope": self.scenario.scope,
                 "max_tool_calls": self.scenario.max_tool_calls,
             },
-            "assets": self._assets,
-            "tooling": self._tooling,
-            "seen": self.recorder.seen_input(),
-            "history": self.recorder.history(),
-        }
+            assets=self._assets,
+            tooling=self._tooling,
+            seen=self.recorder.seen_input(),
+            history=self.recorder.history(),
+            facts=extra,
+        )
 
     def close(self) -> None:
         self.closed = True

@@ -12,7 +12,8 @@ from functools import lru_cache
 from typing import Any
 
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.reference import ecs_fields
+from pytest_soclab.models.reference import ecs_fields
+from pytest_soclab.models.fields import field_definitions
 
 from .layout import OPAQUE_TYPES, ip_to_int, parse_date_ms
 
@@ -157,8 +158,6 @@ def _def_of(spec: dict[str, Any]) -> FieldDef:
 def alerts_fields() -> dict[str, FieldDef]:
     """The mapping of `.alerts-security.alerts-<space>`: every ECS field plus the `kibana.*`
     fields alerts carry (Kibana maps ECS whole into it, so any ECS field can be queried)."""
-    from pytest_soclab.corpus.fields import field_definitions
-
     out = {p: _def_of(s) for p, s in ecs_fields().items() if s["type"] != "object"}
     for path, spec in field_definitions().items():
         if path.startswith("kibana.") and spec["type"] != "object":

@@ -1,6 +1,6 @@
 """The non-ECS fields the generator writes, with their mapping types, as the integrations define them.
 
-ECS fields come from the shipped definitions (`pytest_soclab.reference.ecs_fields`); these are the
+ECS fields come from the shipped definitions (`pytest_soclab.models.reference.ecs_fields`); these are the
 integration namespaces (zeek.*, suricata.eve.*, system.auth.*) and Kibana's alert fields (kibana.*).
 Same shape as the ECS definitions: flat name -> {"type": ..., "array": True?}. A store builds its
 mappings from `field_definitions()`.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_soclab.reference import ecs_fields
+from pytest_soclab.models.reference import ecs_fields
 
 _K, _L, _B, _D, _F = "keyword", "long", "boolean", "date", "float"
 

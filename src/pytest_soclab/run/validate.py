@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_soclab.errors import ScenarioFileError, SoclabError
-from pytest_soclab.loader import Spec, kind_of_path, load_spec
+from pytest_soclab.models.loader import Spec, kind_of_path, load_spec
 from pytest_soclab.models.common import ActionRef
 from pytest_soclab.models.scenario import AttackScenario, BenignScenario, OracleSpec
 from pytest_soclab.models.suite import Suite
 from pytest_soclab.models.task import Task
-from pytest_soclab.oracles import Predicate, check_spec
+from pytest_soclab.run.oracles import Predicate, check_spec
 
 DEFAULT_SCALE = 0.05
 ALERTS = ".alerts-security.alerts-default"
@@ -148,8 +148,8 @@ class Validator:
         predicates: dict[str, Predicate] | None = None,
         scale: float = DEFAULT_SCALE,
     ):
-        from pytest_soclab.oracles import BUILTIN
-        from pytest_soclab.suite_config import load_suite
+        from pytest_soclab.run.oracles import BUILTIN
+        from pytest_soclab.models.suite_config import load_suite
 
         self.corpus_dir = Path(corpus_dir)
         self.suite = suite if suite is not None else load_suite(None)
@@ -450,7 +450,7 @@ class _Checks:
 def doc_problems(index: str, doc: dict[str, Any], info: CaseInfo | None = None) -> list[tuple[str, str]]:
     """Problems of one complete document for its data stream: (field, message)."""
     from pytest_soclab.corpus.docs import dataset_of
-    from pytest_soclab.corpus.fields import field_definitions
+    from pytest_soclab.models.fields import field_definitions
 
     defs = field_definitions()
     out: list[tuple[str, str]] = []

@@ -9,26 +9,28 @@ with score 0, never silently dropped.
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_soclab import keys
 from pytest_soclab.errors import ScenarioFileError
-from pytest_soclab.loader import kind_of_path, load_spec
+from pytest_soclab.models.loader import kind_of_path, load_spec
+from pytest_soclab.models.mode import Mode
 from pytest_soclab.models.results import CollectionInfo, ItemResult, ResultsFile
-from pytest_soclab.report import junit, terminal
-from pytest_soclab.report.results_json import build_results, results_dict, write_results
-from pytest_soclab.scoring import enforcement_ok
-
-_NAME_RE = re.compile(r"^(?P<id>[^\[]+)\[(?P<mode>baseline|protected)(?:-(?P<r>\d+)-(?P<n>\d+))?\]$")
+from pytest_soclab.plugin import keys
+from pytest_soclab.plugin.collect import repeat_count
+from pytest_soclab.run.item import ItemSpec, item_specs
+from pytest_soclab.plugin.junit import add_suite_properties
+from pytest_soclab.plugin.settings import run_info
+from pytest_soclab.report import terminal
+from pytest_soclab.report.results_json import results_dict, write_results
+from pytest_soclab.scoring import build_scorecard, enforcement_ok
 
 
 def is_soclab_nodeid(nodeid: str) -> bool:
     path, _, name = nodeid.partition("::")
-    return bool(name) and kind_of_path(Path(path)) is not None and bool(_NAME_RE.match(name))
+    return bool(name) and kind_of_path(Path(path)) is not None
 
 
 class Aggregator:
@@ -84,12 +86,9 @@ class Aggregator:
             interrupted=interrupted,
             complete=not interrupted and not missing,
         )
-        from pytest_soclab.collect import repeat_count
-
-        self.final = build_results(
-            list(items.values()), suite, settings, repeat_count(self.config), collection, pytest.__version__
-        )
-        junit.add_suite_properties(self.config, self.final)
+        run = run_info(settings, repeat_count(self.config))
+        self.final = build_scorecard(list(items.values()), suite, run, collection)
+        add_suite_properties(self.config, self.final)
         if settings.json_path:
             write_results(self.final, settings.json_path)
         self.config.hook.pytest_soclab_scorecard(config=self.config, results=results_dict(self.final))
@@ -110,38 +109,24 @@ class Aggregator:
 
     # -- helpers ----------------------------------------------------------------------------
     def _missing_result(self, nodeid: str, crash: str | None) -> ItemResult:
+        """The error result of an item that never reported: its identity from its file, as collected."""
         path, _, name = nodeid.partition("::")
-        m = _NAME_RE.match(name)
-        assert m is not None
-        meta = _spec_meta(str(Path(self.config.rootpath) / path))
-        return ItemResult(
-            nodeid=nodeid,
-            scenario_id=m["id"],
-            kind=meta.get("kind", "task"),
-            family=meta.get("family", "unknown"),
-            severity=meta.get("severity"),
-            difficulty=meta.get("difficulty"),
-            techniques=meta.get("techniques", []),
-            mode=m["mode"],  # type: ignore[arg-type]
-            repeat=int(m["r"] or 1),
-            repeats=int(m["n"] or 1),
-            outcome="error",
-            error=f"no result reported ({'worker crashed: ' + crash if crash else 'not run or lost'})",
-            attack_succeeded=True if meta.get("kind") == "attack" else None,
-        )
+        settings = self.config.stash[keys.settings_key]
+        reason = f"no result reported ({'worker crashed: ' + crash if crash else 'not run or lost'})"
+        ispec = _item_spec(str(Path(self.config.rootpath) / path), path, name, settings.modes, repeat_count(self.config))
+        if ispec is None:  # the file no longer loads: what its path says, and nothing more
+            kind = kind_of_path(Path(path)) or "task"
+            return ItemResult(nodeid=nodeid, scenario_id=name.partition("[")[0], kind=kind, family="unknown",
+                              mode=settings.modes[0], outcome="error", error=reason,
+                              attack_succeeded=True if kind == "attack" else None)  # fmt: skip
+        return ispec.result(nodeid, outcome="error", error=reason,
+                            attack_succeeded=True if ispec.kind == "attack" else None)  # fmt: skip
 
 
 @functools.lru_cache(maxsize=1024)
-def _spec_meta(path: str) -> dict[str, Any]:
+def _item_spec(file: str, shown: str, name: str, modes: tuple[Mode, ...], repeats: int) -> ItemSpec | None:
     try:
-        spec = load_spec(Path(path))
+        spec = load_spec(Path(file), display=shown)
     except (ScenarioFileError, OSError):
-        kind = kind_of_path(Path(path))
-        return {"kind": kind} if kind else {}
-    return {
-        "kind": spec.kind,
-        "family": spec.family,
-        "severity": getattr(spec, "severity", None),
-        "difficulty": getattr(spec, "difficulty", None),
-        "techniques": list(spec.techniques),
-    }
+        return None
+    return next((i for i in item_specs(spec, shown, modes, repeats) if i.name == name), None)

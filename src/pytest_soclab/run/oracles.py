@@ -26,7 +26,7 @@ from pytest_soclab.models.results import OracleOutcome
 from pytest_soclab.models.scenario import OracleSpec
 from pytest_soclab.models.transcript import ToolCall
 from pytest_soclab.sim.harm import destroys_legitimate_state
-from pytest_soclab.tools import READ_TOOLS
+from pytest_soclab.models.tools import READ_TOOLS
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_soclab import keys
+from pytest_soclab.plugin import keys
 from pytest_soclab.models.results import ItemResult
 
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from pytest_soclab import collect, fixtures, hookspec, keys, settings as settings_mod
-from pytest_soclab.aggregate import Aggregator
+from pytest_soclab.plugin import collect, fixtures, hookspec, keys, settings as settings_mod
+from pytest_soclab.plugin.aggregate import Aggregator
 from pytest_soclab.errors import ScenarioFileError, SoclabError
-from pytest_soclab.oracles import BUILTIN, as_predicate
-from pytest_soclab.reporting import attach_result
-from pytest_soclab.suite_config import load_suite
+from pytest_soclab.run.oracles import BUILTIN, as_predicate
+from pytest_soclab.plugin.reporting import attach_result
+from pytest_soclab.models.suite_config import load_suite
 
 MARKERS = (
     "soclab_kind(kind): scenario kind: task, attack or benign; select with -m \"soclab_kind(kind='attack')\"",
@@ -26,6 +26,27 @@ MARKERS = (
 
 aggregator_key = pytest.StashKey[Aggregator]()
 
+
+__all__ = [
+    "pytest_addhooks",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_sessionstart",
+    "pytest_sessionfinish",
+    "pytest_collect_file",
+    "pytest_runtest_makereport",
+    "soclab_settings",
+    "soclab_cases",
+    "soclab_case",
+    "soclab_mode",
+    "soclab_scenario",
+    "soclab_guard",
+    "soclab_live_backend",
+    "soclab_backend",
+    "soclab_simulator",
+    "soclab_agent",
+    "soclab_judge",
+]
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspec)
@@ -56,7 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[aggregator_key] = agg
         config.pluginmanager.register(agg, "soclab-aggregator")
         if config.pluginmanager.hasplugin("html"):
-            from pytest_soclab.report.html import HtmlHooks
+            from pytest_soclab.plugin.html import HtmlHooks
 
             config.pluginmanager.register(HtmlHooks(agg), "soclab-html")
         if config.pluginmanager.hasplugin("xdist"):

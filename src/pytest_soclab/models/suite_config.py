@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from pytest_soclab.loader import parse_text, validate
+from pytest_soclab.models.loader import parse_text, validate
 from pytest_soclab.models.suite import Suite
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import platform
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-MODES: tuple[str, ...] = ("baseline", "protected")
+from pytest_soclab import __version__
+from pytest_soclab.models.mode import BOTH, MODES, Mode, modes_of
+from pytest_soclab.models.results import RunInfo
 
 # name -> (default, help, type). Each option is --soclab-<name with dashes>, each ini key soclab_<name>.
 OPTIONS: dict[str, tuple[Any, str, type]] = {
@@ -51,7 +54,7 @@ def add_options(parser: pytest.Parser) -> None:
     for name, (default, help_, typ) in OPTIONS.items():
         kwargs: dict[str, Any] = {"dest": f"soclab_{name}", "default": None, "help": f"{help_} (default: {default!r})"}
         if name == "mode":
-            kwargs["choices"] = ("baseline", "protected", "both")
+            kwargs["choices"] = (*MODES, BOTH)
         elif typ in (int, float):
             kwargs["type"] = typ
         group.addoption(option_name(name), **kwargs)
@@ -72,7 +75,7 @@ def add_options(parser: pytest.Parser) -> None:
 @dataclass(frozen=True)
 class Settings:
     rootdir: Path
-    modes: tuple[str, ...]
+    modes: tuple[Mode, ...]
     agent: str
     judge: str
     suite_path: Path | None
@@ -113,9 +116,10 @@ def _path(root: Path, value: str) -> Path:
 def from_config(config: pytest.Config) -> Settings:
     root = Path(config.rootpath)
     mode = str(_get(config, "mode"))
-    if mode not in ("baseline", "protected", "both"):
-        raise pytest.UsageError(f"--soclab-mode must be baseline, protected or both, not {mode!r}")
-    modes = MODES if mode == "both" else (mode,)
+    try:
+        modes = modes_of(mode)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--soclab-{exc}") from None
     suite = str(_get(config, "suite"))
     suite_path = _path(root, suite) if suite else (root / "soclab.yaml" if (root / "soclab.yaml").is_file() else None)
     if suite_path is not None and not suite_path.is_file():
@@ -160,4 +164,21 @@ def from_config(config: pytest.Config) -> Settings:
         seed=seed_value,
         enforce_gates=str(enforce) if enforce else None,
         llm={"base_url": str(_get(config, "llm_base_url")), "api_key": str(_get(config, "llm_api_key"))},
+    )
+
+
+def run_info(settings: Settings, repeats: int) -> RunInfo:
+    """What the results file records of this run's settings."""
+    return RunInfo(
+        agent=settings.agent,
+        judge=settings.judge,
+        modes=list(settings.modes),
+        repeats=repeats,
+        backend="live" if settings.live else "embedded",
+        suite=str(settings.suite_path.name) if settings.suite_path else "defaults",
+        soclab_version=__version__,
+        pytest_version=pytest.__version__,
+        python=platform.python_version(),
+        scale=settings.scale,
+        seed=settings.seed,
     )

@@ -10,9 +10,9 @@ import asyncio
 import inspect
 import threading
 import traceback
-from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_soclab.agents.base import Agent
 from pytest_soclab.models.report import AgentReport
 from pytest_soclab.sim.simulator import Simulator
 
@@ -22,24 +22,6 @@ class AgentFailure(Exception):
         super().__init__(reason)
         self.reason = reason
         self.detail = detail
-
-
-@dataclass
-class Agent:
-    """A resolved agent: a name, the contract's callable, and where its usage (tokens, cost) can be read."""
-
-    name: str
-    fn: Any
-    usage_of: Any = None  # callable() -> dict, read after each run (LLM adapters)
-    settings: dict[str, Any] = field(default_factory=dict)
-
-    def usage(self) -> dict[str, float | int | None]:
-        if self.usage_of is None:
-            return {}
-        try:
-            return dict(self.usage_of() or {})
-        except Exception:  # noqa: BLE001 - usage is informational
-            return {}
 
 
 def _short_traceback(exc: BaseException, frames: int = 6) -> str:

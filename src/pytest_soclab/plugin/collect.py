@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from pytest_soclab import keys
+from pytest_soclab.plugin import keys
 from pytest_soclab.errors import ScenarioFileError
-from pytest_soclab.failure_repr import item_failure_repr
-from pytest_soclab.itemflow import ItemFailed, ItemSpec
-from pytest_soclab.loader import Spec, kind_of_path, load_spec
+from pytest_soclab.plugin.failure_repr import item_failure_repr
+from pytest_soclab.models.loader import Spec, kind_of_path, load_spec
+from pytest_soclab.run.item import ItemFailed, ItemSpec, item_specs
 
 
 def repeat_count(config: pytest.Config) -> int:
@@ -27,17 +27,9 @@ def repeat_count(config: pytest.Config) -> int:
         return 1
 
 
-def item_name(scenario_id: str, mode: str, repeat: int, repeats: int) -> str:
-    return f"{scenario_id}[{mode}]" if repeats == 1 else f"{scenario_id}[{mode}-{repeat}-{repeats}]"
-
-
-def _family(spec: Spec) -> str:
-    return spec.family
-
-
 def _check_semantics(spec: Spec, config: pytest.Config, shown: str) -> None:
     """Checks that need the run's configuration: known families and oracle predicates."""
-    from pytest_soclab.validate import semantic_problems
+    from pytest_soclab.run.validate import semantic_problems
 
     problems = semantic_problems(spec, config.stash[keys.suite_key], config.stash[keys.predicates_key])
     if problems:
@@ -55,15 +47,11 @@ class ScenarioFile(pytest.File):
         except ScenarioFileError as exc:
             raise self.CollectError(str(exc)) from None
         settings = self.config.stash[keys.settings_key]
-        repeats = repeat_count(self.config)
         items: list[pytest.Item] = []
-        for mode in settings.modes:
-            for r in range(1, repeats + 1):
-                item = ScenarioItem.from_parent(
-                    self, name=item_name(spec.id, mode, r, repeats), callobj=_run_scenario_item
-                )
-                item.setup_soclab(ItemSpec(spec, spec.kind, _family(spec), mode, r, repeats, shown))
-                items.append(item)
+        for ispec in item_specs(spec, shown, settings.modes, repeat_count(self.config)):
+            item = ScenarioItem.from_parent(self, name=ispec.name, callobj=_run_scenario_item)
+            item.setup_soclab(ispec)
+            items.append(item)
         return items
 
 
@@ -71,7 +59,7 @@ def _run_scenario_item(
     request: pytest.FixtureRequest, soclab_simulator: Any, soclab_agent: Any, soclab_judge: Any
 ) -> None:
     """The body of every soclab item: run the agent, check the oracles, judge, record."""
-    from pytest_soclab.fixtures import run_and_record
+    from pytest_soclab.plugin.fixtures import run_and_record
 
     run_and_record(request.node, soclab_simulator, soclab_agent, soclab_judge)
 

@@ -27,7 +27,7 @@ import pytest
 
 
 def pytest_soclab_oracle_predicates(config: pytest.Config) -> dict[str, Any] | None:
-    """Return extra oracle predicates: {name: callable or pytest_soclab.oracles.Predicate}.
+    """Return extra oracle predicates: {name: callable or pytest_soclab.run.oracles.Predicate}.
 
     A callable is called as `fn(ctx, args)` with an `OracleContext` (report, calls,
     final estate, mode...) and the oracle's arguments from the scenario file, and
@@ -39,7 +39,7 @@ def pytest_soclab_oracle_predicates(config: pytest.Config) -> dict[str, Any] | N
 @pytest.hookspec(firstresult=True)
 def pytest_soclab_make_agent(config: pytest.Config, spec: str) -> Any:
     """Provide the agent for `--soclab-agent=spec`: return a callable
-    `investigate(trigger, tools)` (or a `pytest_soclab.agents.runner.Agent`), or None
+    `investigate(trigger, tools)` (or a `pytest_soclab.agents.Agent`), or None
     to let other implementations and the built-in agents answer. First result wins."""
 
 

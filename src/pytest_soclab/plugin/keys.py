@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from pytest_soclab.itemflow import ItemSpec
+from pytest_soclab.run.item import ItemSpec
 from pytest_soclab.models.results import ItemResult
 from pytest_soclab.models.suite import Suite
-from pytest_soclab.settings import Settings
+from pytest_soclab.plugin.settings import Settings
 
 settings_key = pytest.StashKey[Settings]()
 suite_key = pytest.StashKey[Suite]()

@@ -12,17 +12,18 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_soclab.agents.runner import Agent, AgentFailure, run_agent
-from pytest_soclab.judge.base import Judge
-from pytest_soclab.loader import Spec
-from pytest_soclab.models.common import ActionRef
+from pytest_soclab.run.agent import Agent, AgentFailure, run_agent
+from pytest_soclab.judge.base import Judge, dimension_points
+from pytest_soclab.models.loader import Spec
 from pytest_soclab.models.estate import Estate
+from pytest_soclab.models.mode import Mode
 from pytest_soclab.models.report import AgentReport
 from pytest_soclab.models.results import ItemResult, OracleOutcome
 from pytest_soclab.models.scenario import AttackScenario, BenignScenario, OracleSpec
 from pytest_soclab.models.task import DIMENSIONS, Task
 from pytest_soclab.models.transcript import ToolCall
-from pytest_soclab.oracles import OracleContext, Predicate, evaluate
+from pytest_soclab.run.oracles import OracleContext, Predicate, evaluate
+from pytest_soclab.run.session import context_for
 from pytest_soclab.sim.cases import BuiltCase
 from pytest_soclab.sim.simulator import ScenarioContext, Simulator
 from pytest_soclab.sim.harm import destroys_legitimate_state
@@ -38,10 +39,15 @@ class ItemSpec:
     spec: Spec
     kind: str  # task | attack | benign
     family: str
-    mode: str
+    mode: Mode
     repeat: int
     repeats: int
     path: str
+
+    @property
+    def name(self) -> str:
+        """The item's name in its file (the part of the node id after `::`)."""
+        return item_name(self.spec.id, self.mode, self.repeat, self.repeats)
 
     def result(self, nodeid: str, **fields: Any) -> ItemResult:
         """An ItemResult for this item, with its identity filled in."""
@@ -54,25 +60,24 @@ class ItemSpec:
             severity=getattr(spec, "severity", None),
             difficulty=getattr(spec, "difficulty", None),
             techniques=list(spec.techniques),
-            mode=self.mode,  # type: ignore[arg-type]
+            mode=self.mode,
             repeat=self.repeat,
             repeats=self.repeats,
             **fields,
         )
 
 
-def legit_actions(spec: Spec) -> list[ActionRef]:
-    if isinstance(spec, BenignScenario):
-        return list(spec.legit_actions)
-    if isinstance(spec, Task):
-        return list(spec.expected_response.required_actions)
-    return []
+def item_name(scenario_id: str, mode: Mode, repeat: int, repeats: int) -> str:
+    return f"{scenario_id}[{mode}]" if repeats == 1 else f"{scenario_id}[{mode}-{repeat}-{repeats}]"
+
+
+def item_specs(spec: Spec, path: str, modes: tuple[Mode, ...], repeats: int) -> list[ItemSpec]:
+    """The items of one scenario file, in collection order: each mode, each repeat."""
+    return [ItemSpec(spec, spec.kind, spec.family, m, r, repeats, path) for m in modes for r in range(1, repeats + 1)]
 
 
 def scenario_context(item: ItemSpec, case: BuiltCase, max_tool_calls: int) -> ScenarioContext:
-    from pytest_soclab.standalone import context_for
-
-    return context_for(case, item.spec, max_tool_calls, legit_actions(item.spec))
+    return context_for(case, item.spec, max_tool_calls)
 
 
 def implicit_oracles(spec: Spec) -> list[OracleSpec]:
@@ -147,7 +152,7 @@ def run_item(
             comparison = getattr(judge, "last", None)  # --soclab-judge=both keeps the second opinion
             if comparison is not None:
                 result.judge_extra = {"comparison": comparison.model_dump(mode="json")}
-            result.dimensions = {d: sum(v.awarded for v in verdicts if v.dim == d) for d in DIMENSIONS}
+            result.dimensions = dimension_points(verdicts)
             total = sum(result.dimensions.values())
             result.score = round(total / 100.0, 6)
             threshold = spec.pass_score if spec.pass_score is not None else task_pass_score

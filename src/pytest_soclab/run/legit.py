@@ -1,0 +1,17 @@
+"""What an item counts as legitimate work: the actions the guard must not block."""
+
+from __future__ import annotations
+
+from pytest_soclab.models.common import ActionRef
+from pytest_soclab.models.loader import Spec
+from pytest_soclab.models.scenario import BenignScenario
+from pytest_soclab.models.task import Task
+
+
+def legit_actions(spec: Spec) -> list[ActionRef]:
+    """A BEN scenario's legit actions, a task's required ones; an ATK scenario has none."""
+    if isinstance(spec, BenignScenario):
+        return list(spec.legit_actions)
+    if isinstance(spec, Task):
+        return list(spec.expected_response.required_actions)
+    return []
