@@ -102,3 +102,13 @@ def test_load_creates_templates_then_bulk_loads_every_document(soclab_cache: Pat
     # Templates first, then data.
     first_bulk = next(i for i, (_, p, _) in enumerate(_Recorder.requests) if p.startswith("/_bulk"))
     assert all(p.startswith("/_index_template/") for _, p, _ in _Recorder.requests[:first_bulk])
+
+
+def test_load_into_an_unreachable_cluster_is_one_line(
+    soclab_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = main(["load", CASE, "--es-url", "http://127.0.0.1:9", "--corpus-dir", str(REPO / "corpus"),
+               "--cache-dir", str(soclab_cache), "--scale", "0.05"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and "soclab: error: cannot reach Elasticsearch at http://127.0.0.1:9" in err
+    assert "Traceback" not in err

@@ -16,6 +16,7 @@ from pytest_soclab.store.embedded import EmbeddedBackend
 from pytest_soclab.store.http import serve_in_thread
 
 REPO = Path(__file__).resolve().parents[2]
+PLANTED = "planted:\n  - index: logs-endpoint.events.process-default\n    doc: {host.name: web-01, process.command_line: x}\n"
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,7 @@ def test_live_cluster_without_recipe(pytester: pytest.Pytester, soclab_cache: Pa
 
 
 def test_planted_documents_are_skipped_on_a_live_cluster(pytester: pytest.Pytester, soclab_cache: Path, cluster: str) -> None:
-    atk = ATK + "planted:\n  - index: logs-endpoint.events.process-default\n    doc: {host.name: web-01, process.command_line: x}\n"
+    atk = ATK + PLANTED
     make_project(pytester, soclab_cache, agent="scripted_agents:noop", atk=atk, ben=None)
     result = pytester.runpytest(f"--soclab-es-url={cluster}", "-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(skipped=1)
@@ -64,3 +65,28 @@ def test_unreachable_cluster_is_one_clear_error_per_item(pytester: pytest.Pytest
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*cannot reach Elasticsearch at http://127.0.0.1:9*"])
     assert result.stdout.str().count("cannot reach Elasticsearch") <= 3
+
+
+def test_elastic_url_alone_switches_to_the_live_cluster(
+    pytester: pytest.Pytester, soclab_cache: Path, cluster: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No --soclab-es-url: the documented variable is enough (planting is skipped only on a live cluster).
+    monkeypatch.setenv("ELASTIC_URL", cluster)
+    atk = ATK + PLANTED
+    make_project(pytester, soclab_cache, agent="scripted_agents:noop", atk=atk, ben=None)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*ATK-901 plants documents, and a live cluster is only ever read*"])
+
+
+def test_inconsistent_credentials_are_a_usage_error(
+    pytester: pytest.Pytester, soclab_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ELASTIC_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("ELASTIC_USERNAME", "elastic")
+    monkeypatch.delenv("ELASTIC_PASSWORD", raising=False)
+    make_project(pytester, soclab_cache, agent="scripted_agents:noop", atk=None)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*soclab: a username needs a password (ELASTIC_PASSWORD)*"])
+    assert "Traceback" not in result.stderr.str()

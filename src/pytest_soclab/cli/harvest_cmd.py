@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from pytest_soclab.errors import EsError, ScenarioFileError, SoclabError
 from pytest_soclab.models.task import Task
+from pytest_soclab.store.connection import EsConnection, build_client
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
 
 EVIDENCE_FORMAT = 1
 DEFAULT_MAX_DOCS = 20
@@ -40,18 +43,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     sp.add_argument("task", type=Path, metavar="TASK", help="the task file (tasks/task-NN.json)")
-    sp.add_argument(
-        "--es-url",
-        default=os.environ.get("ELASTICSEARCH_URL"),
-        metavar="URL",
-        help="the cluster's URL (default: $ELASTICSEARCH_URL)",
-    )
+    sp.add_argument("--es-url", default=None, metavar="URL", help="the cluster's URL (default: $ELASTIC_URL)")
     sp.add_argument("--api-key", default=None, metavar="KEY", help="API key (default: $ELASTIC_API_KEY)")
     sp.add_argument("--username", default=None, help="basic auth user (default: $ELASTIC_USERNAME)")
     sp.add_argument("--password", default=None, help="basic auth password (default: $ELASTIC_PASSWORD)")
     sp.add_argument(
-        "--ca-certs", default=None, metavar="FILE", help="CA bundle to verify the cluster's certificate"
-    )
+        "--ca-certs", default=None, metavar="FILE",
+        help="CA bundle to verify the cluster's certificate (default: $ELASTIC_CA_CERTS)",
+    )  # fmt: skip
     sp.add_argument("--no-verify-certs", action="store_true", help="do not verify the TLS certificate")
     sp.add_argument("--timeout", type=float, default=30.0, metavar="S", help="request timeout in seconds")
     sp.add_argument(
@@ -252,32 +251,12 @@ def _search(es: Any, **kwargs: Any) -> dict[str, Any]:
     return dict(resp.body if hasattr(resp, "body") else resp)
 
 
-def make_client(args: argparse.Namespace) -> Any:
-    from elasticsearch import Elasticsearch
-
-    if not args.es_url:
-        raise SoclabError("no cluster: give --es-url URL (or set ELASTICSEARCH_URL)")
-    kwargs: dict[str, Any] = {"request_timeout": args.timeout}
-    api_key = args.api_key or os.environ.get("ELASTIC_API_KEY")
-    username = args.username or os.environ.get("ELASTIC_USERNAME")
-    password = args.password or os.environ.get("ELASTIC_PASSWORD")
-    if api_key:
-        kwargs["api_key"] = api_key
-    elif username or password:
-        if not (username and password):
-            raise SoclabError(
-                "basic auth needs both --username and --password (or ELASTIC_USERNAME/PASSWORD)"
-            )
-        kwargs["basic_auth"] = (username, password)
-    if args.ca_certs:
-        kwargs["ca_certs"] = args.ca_certs
-    if args.no_verify_certs:
-        kwargs["verify_certs"] = False
-        kwargs["ssl_show_warn"] = False
-    try:
-        return Elasticsearch(args.es_url, **kwargs)
-    except ValueError as exc:
-        raise SoclabError(f"--es-url {args.es_url!r}: {exc}") from exc
+def make_client(args: argparse.Namespace) -> Elasticsearch:
+    conn = EsConnection.from_env(
+        url=args.es_url, api_key=args.api_key, username=args.username, password=args.password,
+        ca_certs=args.ca_certs, verify_certs=not args.no_verify_certs, request_timeout=args.timeout,
+    )  # fmt: skip
+    return build_client(conn)
 
 
 def run(args: argparse.Namespace) -> int:

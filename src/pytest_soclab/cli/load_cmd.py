@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_soclab.errors import SoclabError
+from pytest_soclab.store.connection import EsConnection, build_client
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -53,21 +54,22 @@ def index_templates(backend: Any, streams: list[str], priority: int) -> dict[str
 
 
 def run(args: argparse.Namespace) -> int:
-    from elasticsearch import ApiError, helpers
+    from elasticsearch import ApiError, TransportError, helpers
 
     from pytest_soclab.corpus.generate import generate
     from pytest_soclab.sim.cases import CaseLibrary
     from pytest_soclab.store.embedded import EmbeddedBackend
-    from pytest_soclab.store.live import LiveBackend
 
+    # the client first (constructing it is offline): a bad setting fails before the case is built
+    conn = EsConnection.from_env(
+        url=args.es_url, api_key=args.api_key, username=args.username, ca_certs=args.ca_certs,
+        verify_certs=not args.no_verify_certs, request_timeout=120,
+    )  # fmt: skip
+    client = build_client(conn)
     lib = CaseLibrary(args.corpus_dir, args.cache_dir, scale=args.scale, seed=args.seed,
                       progress=lambda line: print(line, file=sys.stderr, flush=True))  # fmt: skip
     case = lib.get(args.case)
     backend = EmbeddedBackend.open(case.db_path)
-    client = LiveBackend.from_options(
-        args.es_url, api_key=args.api_key, username=args.username, ca_certs=args.ca_certs,
-        verify_certs=not args.no_verify_certs, request_timeout=120,
-    ).client  # fmt: skip
     try:
         for name, body in index_templates(backend, case.streams, args.template_priority).items():
             client.indices.put_index_template(name=name, **body)
@@ -87,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"soclab load: {done:,}/{total:,} documents", file=sys.stderr, flush=True)
     except ApiError as exc:
         raise SoclabError(f"Elasticsearch refused the load: {exc.meta.status} {exc.message}") from None
+    except TransportError as exc:  # unreachable, timed out, TLS refused
+        raise SoclabError(f"cannot reach Elasticsearch at {conn.url}: {exc.message}") from None
     finally:
         backend.close()
         client.close()

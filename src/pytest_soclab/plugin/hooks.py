@@ -203,16 +203,12 @@ def soclab_guard(pytestconfig: pytest.Config) -> Any:
 
 @pytest.fixture(scope="session")
 def soclab_live_backend(soclab_settings: settings_mod.Settings) -> Iterator[Any]:
-    if not soclab_settings.live:
+    if soclab_settings.es is None:
         yield None
         return
     from pytest_soclab.store.live import LiveBackend
 
-    es = soclab_settings.es
-    backend = LiveBackend.from_options(
-        es["url"], api_key=es["api_key"], username=es["username"], password=es["password"],
-        ca_certs=es["ca_certs"], verify_certs=es["verify_certs"],
-    )
+    backend = LiveBackend.connect(soclab_settings.es)
     yield backend
     backend.close()
 

@@ -13,6 +13,10 @@ import pytest
 from pytest_soclab import __version__
 from pytest_soclab.models.mode import BOTH, MODES, Mode, modes_of
 from pytest_soclab.models.results import RunInfo
+from pytest_soclab.errors import SoclabError
+from pytest_soclab.store.connection import EsConnection
+from pytest_soclab.store.connection import resolve as resolve_es
+
 
 # name -> (default, help, type). Each option is --soclab-<name with dashes>, each ini key soclab_<name>.
 OPTIONS: dict[str, tuple[Any, str, type]] = {
@@ -27,7 +31,7 @@ OPTIONS: dict[str, tuple[Any, str, type]] = {
     "json": ("", "write the results file (versioned JSON) to this path", str),
     "timeout": (120.0, "seconds an agent may spend on one item", float),
     "max_tool_calls": (200, "tool-call budget per item (a scenario may set a lower one)", int),
-    "es_url": ("", "read a live Elasticsearch cluster instead of the embedded store (read-only)", str),
+    "es_url": ("", "read a live Elasticsearch cluster instead of the embedded store (or ELASTIC_URL; read-only)", str),
     "es_api_key": ("", "API key for --soclab-es-url (or ELASTIC_API_KEY)", str),
     "es_username": ("", "user for basic auth (or ELASTIC_USERNAME)", str),
     "es_password": ("", "password for basic auth (or ELASTIC_PASSWORD)", str),
@@ -82,7 +86,7 @@ class Settings:
     json_path: Path | None
     timeout: float
     max_tool_calls: int
-    es: dict[str, Any]
+    es: EsConnection | None  # None: the embedded store
     policy_dir: Path
     policy_engine: str
     policy_timeout_ms: float
@@ -95,7 +99,7 @@ class Settings:
 
     @property
     def live(self) -> bool:
-        return bool(self.es.get("url"))
+        return self.es is not None
 
 
 def _get(config: pytest.Config, name: str) -> Any:
@@ -137,14 +141,15 @@ def from_config(config: pytest.Config) -> Settings:
     if timeout <= 0 or max_calls <= 0 or scale <= 0:
         raise pytest.UsageError("soclab: --soclab-timeout, --soclab-max-tool-calls and --soclab-scale must be > 0")
     enforce = config.getoption("soclab_enforce_gates") or config.getini("soclab_enforce_gates") or None
-    es = {
-        "url": str(_get(config, "es_url")) or os.environ.get("SOCLAB_ES_URL", ""),
-        "api_key": str(_get(config, "es_api_key")) or None,
-        "username": str(_get(config, "es_username")) or None,
-        "password": str(_get(config, "es_password")) or None,
-        "ca_certs": str(_get(config, "es_ca_certs")) or None,
-        "verify_certs": str(_get(config, "es_verify_certs")).lower() not in ("false", "0", "no"),
-    }
+    try:  # no URL in the options nor in ELASTIC_URL: the embedded store
+        es = resolve_es(
+            url=str(_get(config, "es_url")), api_key=str(_get(config, "es_api_key")),
+            username=str(_get(config, "es_username")), password=str(_get(config, "es_password")),
+            ca_certs=str(_get(config, "es_ca_certs")),
+            verify_certs=str(_get(config, "es_verify_certs")).lower() not in ("false", "0", "no"),
+        )  # fmt: skip
+    except SoclabError as exc:
+        raise pytest.UsageError(f"soclab: {exc}") from None
     return Settings(
         rootdir=root,
         modes=modes,

@@ -1,26 +1,20 @@
 """The live backend: a real Elasticsearch cluster through the official client, read-only.
 
 Only four read calls ever leave the process: `_cat/indices`, `_mapping`, `_search` and
-`_query` (ES|QL). Connection settings come from arguments or the environment:
-
-    ELASTIC_URL        cluster URL, e.g. https://localhost:9200
-    ELASTIC_API_KEY    API key (base64 "id:key" form, as Kibana shows it)
-    ELASTIC_USERNAME   basic-auth user (with ELASTIC_PASSWORD)
-    ELASTIC_PASSWORD
-    ELASTIC_CA_CERTS   path to a CA bundle (PEM)
+`_query` (ES|QL). Connection settings come from arguments or the ELASTIC_* environment
+variables (see `pytest_soclab.store.connection`).
 
 A failure (unreachable cluster, missing index, bad query) is one `EsError` per call.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 import re
 import warnings
 from typing import Any
 
-from pytest_soclab.errors import EsError, SoclabError
+from pytest_soclab.errors import EsError
+from pytest_soclab.store.connection import EsConnection, build_client
 
 _WARNING = re.compile(r'\d{3} [^ ]+ "((?:[^"\\]|\\.)*)"')
 
@@ -31,6 +25,10 @@ class LiveBackend:
     def __init__(self, client: Any, url: str):
         self.client = client
         self.url = url
+
+    @classmethod
+    def connect(cls, conn: EsConnection) -> LiveBackend:
+        return cls(build_client(conn), conn.url)
 
     @classmethod
     def from_options(
@@ -44,42 +42,12 @@ class LiveBackend:
         verify_certs: bool = True,
         request_timeout: float = 30,
     ) -> LiveBackend:
-        from elasticsearch import Elasticsearch
-
-        url = url or os.environ.get("ELASTIC_URL")
-        if not url:
-            raise SoclabError("no Elasticsearch URL: pass --soclab-es-url or set ELASTIC_URL")
-        api_key = api_key or os.environ.get("ELASTIC_API_KEY") or None
-        username = username or os.environ.get("ELASTIC_USERNAME") or None
-        password = password if password is not None else os.environ.get("ELASTIC_PASSWORD")
-        ca_certs = ca_certs or os.environ.get("ELASTIC_CA_CERTS") or None
-        if api_key and username:
-            raise SoclabError("give either an API key or a username/password, not both")
-        if username and password is None:
-            raise SoclabError("a username needs a password (ELASTIC_PASSWORD)")
-        if ca_certs and not os.path.isfile(ca_certs):
-            raise SoclabError(f"CA certificate file not found: {ca_certs}")
-        kwargs: dict[str, Any] = {
-            "request_timeout": request_timeout,
-            "max_retries": 0,  # one clear failure per call, not a retry storm
-            "retry_on_timeout": False,
-            "verify_certs": verify_certs,
-        }
-        if api_key:
-            kwargs["api_key"] = api_key
-        if username:
-            kwargs["basic_auth"] = (username, password or "")
-        if ca_certs:
-            kwargs["ca_certs"] = ca_certs
-        if not verify_certs:
-            kwargs["ssl_show_warn"] = False
-        # the transport logs each failed attempt at WARNING: our caller gets one EsError instead
-        logging.getLogger("elastic_transport").setLevel(logging.ERROR)
-        try:
-            client = Elasticsearch(hosts=[url], **kwargs)
-        except (ValueError, TypeError) as exc:
-            raise SoclabError(f"bad Elasticsearch URL or options: {exc}") from None
-        return cls(client, url)
+        """A backend from explicit settings, the environment filling in what is not given."""
+        conn = EsConnection.from_env(
+            url=url, api_key=api_key, username=username, password=password, ca_certs=ca_certs,
+            verify_certs=verify_certs, request_timeout=request_timeout,
+        )  # fmt: skip
+        return cls.connect(conn)
 
     # -- calls
 
