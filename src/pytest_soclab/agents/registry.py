@@ -1,31 +1,89 @@
-"""Resolve `--soclab-agent` to an Agent."""
+"""Resolve `--soclab-agent` to an Agent, through the agent kinds registered as entry points.
+
+Kinds are looked up like pytest looks up plugins: every distribution (pytest-soclab included)
+declares its kinds in the `pytest_soclab.agents` entry point group, each naming an agent kind
+factory (see `pytest_soclab.agents.kinds`). `KIND:REST` calls KIND's factory with REST; a bare
+name calls its factory with ""; a spec with ':' whose KIND no one registered is `module:attr`.
+"""
 
 from __future__ import annotations
 
-import importlib
-import sys
+import functools
+from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from pytest_soclab.agents.base import Agent
+from pytest_soclab.agents.kinds import BUILTIN_KINDS, AgentContext, AgentKindFactory, module_attr
 from pytest_soclab.errors import SoclabError
 
+__all__ = ["GROUP", "AgentContext", "AgentKind", "as_agent", "registered_kinds", "resolve_agent"]
 
-def _import_attr(spec: str, root: Path) -> Any:
-    module, _, attr = spec.partition(":")
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))  # agents usually live in the project being tested
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        raise SoclabError(f"--soclab-agent={spec}: cannot import module {module!r}: {exc}") from None
-    try:
-        obj = getattr(mod, attr)
-    except AttributeError:
-        raise SoclabError(f"--soclab-agent={spec}: module {module!r} has no attribute {attr!r}") from None
-    if not callable(obj):
-        raise SoclabError(f"--soclab-agent={spec}: {attr!r} is not callable")
-    return obj
+GROUP = "pytest_soclab.agents"
+OWN_DISTRIBUTION = "pytest-soclab"
+
+
+def _canonical(name: str) -> str:
+    # Distribution names compare as PyPA normalizes them: pytest_soclab == pytest-soclab.
+    return name.replace("_", "-").replace(".", "-").lower()
+
+
+@dataclass(frozen=True)
+class AgentKind:
+    """One registration of a kind: who registered it, and where its factory comes from."""
+
+    name: str
+    distribution: str
+    source: metadata.EntryPoint | AgentKindFactory  # a factory: the built-in table of an uninstalled tree
+
+    @property
+    def origin(self) -> str:
+        if isinstance(self.source, metadata.EntryPoint):
+            return f"{self.distribution} (entry point {self.source.name} = {self.source.value})"
+        return f"{self.distribution} (built-in table)"
+
+    def load(self) -> AgentKindFactory:
+        if not isinstance(self.source, metadata.EntryPoint):
+            return self.source
+        try:
+            factory = self.source.load()
+        except Exception as exc:  # noqa: BLE001 - whatever a third party's import raises
+            raise SoclabError(
+                f"agent kind {self.name!r} from {self.origin} failed to load: {type(exc).__name__}: {exc}"
+            ) from exc
+        if not callable(factory):
+            raise SoclabError(f"agent kind {self.name!r} from {self.origin} is not callable")
+        return factory
+
+
+def _distribution_of(ep: metadata.EntryPoint) -> str:
+    # `dist` is None on an EntryPoint built by hand rather than read from a distribution's metadata.
+    return getattr(getattr(ep, "dist", None), "name", None) or "an unknown distribution"
+
+
+@functools.cache
+def registered_kinds() -> dict[str, tuple[AgentKind, ...]]:
+    """Every registration of every kind, scanned once per process; more than one is a conflict."""
+    found: dict[str, list[AgentKind]] = {}
+    for ep in metadata.entry_points(group=GROUP):
+        found.setdefault(ep.name, []).append(AgentKind(ep.name, _distribution_of(ep), ep))
+    # No entry point of our own: metadata absent (a source tree never installed) or older than the group.
+    own = any(_canonical(k.distribution) == OWN_DISTRIBUTION for ks in found.values() for k in ks)
+    if not own:
+        for name, factory in BUILTIN_KINDS.items():
+            found.setdefault(name, []).insert(0, AgentKind(name, OWN_DISTRIBUTION, factory))
+    return {name: tuple(kinds) for name, kinds in found.items()}
+
+
+def _factory(spec: str, kinds: tuple[AgentKind, ...]) -> AgentKindFactory:
+    if len(kinds) > 1:
+        by = " and by ".join(k.origin for k in kinds)
+        raise SoclabError(
+            f"--soclab-agent={spec}: agent kind {kinds[0].name!r} is registered more than once: by {by}; "
+            "uninstall all but one"
+        )
+    return kinds[0].load()
 
 
 def _usage_reader(obj: Any) -> Any:
@@ -50,33 +108,14 @@ def as_agent(name: str, obj: Any) -> Agent:
 
 
 def resolve_agent(spec: str, *, root: Path, timeout: float, llm: dict[str, str]) -> Agent:
-    kind, _, rest = spec.partition(":")
-    if spec == "playbook":
-        from pytest_soclab.agents.playbook import investigate
-
-        return Agent(name=spec, fn=investigate)
-    if spec == "gullible":
-        from pytest_soclab.agents.gullible import investigate as gullible
-
-        return Agent(name=spec, fn=gullible)
-    if kind == "cmd" and rest:
-        from pytest_soclab.agents.command import command_agent
-
-        return as_agent(spec, command_agent(rest, timeout=timeout))
-    if kind == "mcp" and rest:
-        from pytest_soclab.agents.mcp_agent import mcp_agent
-
-        return as_agent(spec, mcp_agent(rest, timeout=timeout))
-    if kind in ("openai", "anthropic") and rest:
-        from pytest_soclab.agents.anthropic_agent import anthropic_agent
-        from pytest_soclab.agents.openai_agent import openai_agent
-
-        make = openai_agent if kind == "openai" else anthropic_agent
-        opts = {k: v for k, v in (("base_url", llm.get("base_url")), ("api_key", llm.get("api_key"))) if v}
-        return as_agent(spec, make(rest, **opts))
-    if ":" in spec and kind not in ("cmd", "mcp", "openai", "anthropic"):
-        return as_agent(spec, _import_attr(spec, root))
+    ctx = AgentContext(root=root, timeout=timeout, llm=dict(llm))
+    kind, colon, rest = spec.partition(":")
+    kinds = registered_kinds()
+    if kind in kinds:
+        return as_agent(spec, _factory(spec, kinds[kind])(rest, ctx))
+    if colon:
+        return as_agent(spec, module_attr(spec, ctx))
     raise SoclabError(
-        f"--soclab-agent={spec!r}: expected playbook, gullible, module:attr, cmd:COMMAND, mcp:COMMAND, "
-        "openai:MODEL or anthropic:MODEL"
+        f"--soclab-agent={spec!r}: unknown agent kind; registered kinds: {', '.join(sorted(kinds))} "
+        "(KIND or KIND:ARG), or module:attr for a Python callable"
     )
