@@ -78,10 +78,6 @@ _ZEEK_HTTP_TYPE = ["connection", "info", "protocol"]
 _IDS_CAT = ["network", "intrusion_detection"]
 
 
-def user_block(name: str, uid: str) -> dict[str, Any]:
-    return {"id": uid, "name": name}
-
-
 # -------------------------------------------------------------- Elastic Defend
 
 
