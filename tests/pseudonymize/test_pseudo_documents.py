@@ -12,7 +12,7 @@ import pytest
 from pseudo_samples import ATTACKER_IP, IPS, NAME_TOKENS, SHA256, documents, task
 
 from pytest_soclab.pseudonymize import Pseudonymizer
-from pytest_soclab.pseudonymize.documents import (
+from pytest_soclab.pseudonymize.kinds import (
     ADDRESS,
     DOMAIN,
     DROP,

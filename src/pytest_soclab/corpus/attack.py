@@ -10,7 +10,7 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_soclab.corpus import docs, ids
+from pytest_soclab.corpus import docs, docs_endpoint, ids
 from pytest_soclab.corpus.emit import Emitter, Event
 from pytest_soclab.corpus.recipe import (
     AlertSpec,
@@ -194,7 +194,7 @@ class ChainCompiler:
             # sudo writes its own auth.log line (system.auth) besides the process event.
             cmd = " ".join(a for a in art.args[1:] if not a.startswith("-") or a is not art.args[1])
             t = ts + 5
-            self.em.emit(t, docs.AUTH, docs.sudo_event(host, t, pid, art.user, cmd))
+            self.em.emit(t, docs.AUTH, docs_endpoint.sudo_event(host, t, pid, art.user, cmd))
         if art.ref:
             self.refs[art.ref] = proc
         if art.running:

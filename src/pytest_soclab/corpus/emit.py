@@ -9,7 +9,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_soclab.corpus import docs, ids
+from pytest_soclab.corpus import docs, docs_endpoint, docs_network, ids
 from pytest_soclab.corpus.world import HostCtx, Proc, World
 
 # (timestamp ms, data stream, document)
@@ -103,11 +103,11 @@ class Emitter:
         ev: Event | None = None
         if host.has_endpoint:
             uid = self.w.uid_of(user)
-            doc = docs.process_event(host, ts, proc, uid, "exec")
+            doc = docs_endpoint.process_event(host, ts, proc, uid, "exec")
             ev = self.emit(ts, docs.PROC, doc)
             if lifetime_ms is not None:
                 end = ts + lifetime_ms
-                self.emit(end, docs.PROC, docs.process_end_event(host, end, doc))
+                self.emit(end, docs.PROC, docs_endpoint.process_end_event(host, end, doc))
         return proc, ev
 
     def file(
@@ -123,7 +123,8 @@ class Emitter:
         if not host.has_endpoint:
             return None
         uid = self.w.uid_of(proc.user)
-        return self.emit(ts, docs.FILE, docs.file_event(host, ts, proc, uid, path, action, size, hashes))
+        doc = docs_endpoint.file_event(host, ts, proc, uid, path, action, size, hashes)
+        return self.emit(ts, docs.FILE, doc)
 
     # ------------------------------------------------------------ network
 
@@ -146,7 +147,7 @@ class Emitter:
         # Elastic Defend's view of a flow from one of its ends: the client and server sides of a
         # connection and a DNS lookup's query all write it alike.
         uid = self.w.uid_of(proc.user)
-        doc = docs.network_event(
+        doc = docs_endpoint.network_event(
             host, ts, proc, uid, src_ip, sport, dst_ip, dport, transport, egress, community
         )
         return self.emit(ts, docs.NET, doc)
@@ -208,7 +209,7 @@ class Emitter:
             res.zeek = self.emit(
                 ts,
                 docs.ZEEK_CONN,
-                docs.zeek_conn(
+                docs_network.zeek_conn(
                     sensor,
                     ts,
                     *flow,
@@ -230,7 +231,7 @@ class Emitter:
                 res.http = self.emit(
                     t,
                     docs.ZEEK_HTTP,
-                    docs.zeek_http(
+                    docs_network.zeek_http(
                         sensor,
                         t,
                         *flow,
@@ -249,7 +250,7 @@ class Emitter:
                 res.ssl = self.emit(
                     t,
                     docs.ZEEK_SSL,
-                    docs.zeek_ssl(
+                    docs_network.zeek_ssl(
                         sensor,
                         t,
                         *flow,
@@ -266,7 +267,7 @@ class Emitter:
             res.suricata = self.emit(
                 t,
                 docs.SURICATA,
-                docs.suricata_alert(
+                docs_network.suricata_alert(
                     w.suricata,
                     t,
                     self.rng.getrandbits(50),
@@ -310,7 +311,7 @@ class Emitter:
         return self.emit(
             ts,
             docs.ZEEK_DNS,
-            docs.zeek_dns(
+            docs_network.zeek_dns(
                 w.zeek,
                 ts,
                 ids.zeek_uid(self.rng),
@@ -358,7 +359,7 @@ class Emitter:
         priv, _ = self.process(
             host, ts - 150, "/usr/sbin/sshd", [f"sshd: {user} [priv]"], "root", sshd, lifetime_ms=duration_ms
         )
-        doc = docs.ssh_auth_event(host, ts, priv.pid, user, src_ip, conn.sport, method, "success")
+        doc = docs_endpoint.ssh_auth_event(host, ts, priv.pid, user, src_ip, conn.sport, method, "success")
         auth = self.emit(ts, docs.AUTH, doc)
         sess, _ = self.process(
             host,
@@ -415,7 +416,7 @@ class Emitter:
             ev = self.emit(
                 t,
                 docs.AUTH,
-                docs.ssh_auth_event(
+                docs_endpoint.ssh_auth_event(
                     host, t, sshd.pid + 1 + i, user, src_ip, res.sport, method, "failure", invalid
                 ),
             )
@@ -425,7 +426,8 @@ class Emitter:
     def sudo(self, host: HostCtx, ts: int, user: str, command: str, shell: Proc) -> tuple[Proc, Event]:
         argv = command.split()
         sudo_proc, _ = self.process(host, ts, "/usr/bin/sudo", ["sudo", *argv], user, shell, lifetime_ms=4000)
-        ev = self.emit(ts + 5, docs.AUTH, docs.sudo_event(host, ts + 5, sudo_proc.pid, user, command))
+        doc = docs_endpoint.sudo_event(host, ts + 5, sudo_proc.pid, user, command)
+        ev = self.emit(ts + 5, docs.AUTH, doc)
         child, _ = self.process(
             host,
             ts + 20,

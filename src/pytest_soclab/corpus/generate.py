@@ -15,7 +15,7 @@ from operator import itemgetter
 from typing import Any
 
 from pytest_soclab.corpus import alerts as alerts_mod
-from pytest_soclab.corpus import docs, ids
+from pytest_soclab.corpus import docs, docs_intel, ids
 from pytest_soclab.corpus.attack import compile_chain
 from pytest_soclab.corpus.background import Background
 from pytest_soclab.corpus.benign import compile_benign
@@ -72,7 +72,7 @@ def _threat_intel(world: World, clients: list[str]) -> list[tuple[int, str, str,
         first_seen = to_ms(ind.first_seen) if ind.first_seen else world.start_ms - 86_400_000 * (2 + n % 9)
         ts = world.start_ms + int(rng.random() * span * 0.2)
         iid = ids.hex_from(rec.id, "ind", ind.value, n=24)
-        stream, doc = docs.ti_indicator(
+        stream, doc = docs_intel.ti_indicator(
             ind.feed,
             ts,
             collector,
@@ -108,7 +108,7 @@ def _threat_intel(world: World, clients: list[str]) -> list[tuple[int, str, str,
             kind
         ]
         ts = world.start_ms + int(rng.random() * span)
-        stream, doc = docs.ti_indicator(
+        stream, doc = docs_intel.ti_indicator(
             feed,
             ts,
             collector,

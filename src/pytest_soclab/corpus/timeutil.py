@@ -40,10 +40,6 @@ def to_ms(dt: datetime) -> int:
     return round(dt.timestamp() * 1000)
 
 
-def from_ms(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, UTC)
-
-
 _prefix_cache: dict[int, str] = {}
 _SEC = [f"{s:02d}." for s in range(60)]
 _MILLI = [f"{m:03d}Z" for m in range(1000)]

@@ -5,10 +5,22 @@
     p.learn_documents(docs); p.learn_task(task)      # learn everything first
     new_docs = [p.document(d) for d in docs]; new_task = p.task(task)
 
+Whole files and directories (corpora, tasks, evidence): `pseudonymize_paths` (files.py).
+
 See docs/pseudonymize.md.
 """
 
+from pytest_soclab.pseudonymize.files import MANIFEST_NAME, pseudonymize_paths
 from pytest_soclab.pseudonymize.keys import KEY_ENV_VAR, MIN_KEY_BYTES, PseudonymKeyError, key_id, load_key
 from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
 
-__all__ = ["KEY_ENV_VAR", "MIN_KEY_BYTES", "PseudonymKeyError", "Pseudonymizer", "key_id", "load_key"]
+__all__ = [
+    "KEY_ENV_VAR",
+    "MANIFEST_NAME",
+    "MIN_KEY_BYTES",
+    "PseudonymKeyError",
+    "Pseudonymizer",
+    "key_id",
+    "load_key",
+    "pseudonymize_paths",
+]

@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.pseudonymize.documents import DocumentWalker
 from pytest_soclab.gcpause import collector_paused
+from pytest_soclab.pseudonymize.documents import DocumentWalker
 from pytest_soclab.pseudonymize.identifiers import MacPseudonymizer, SidPseudonymizer
 from pytest_soclab.pseudonymize.ip import IpPseudonymizer
 from pytest_soclab.pseudonymize.keys import KEY_ENV_VAR, check_key, derive, key_id, load_key
@@ -70,8 +70,8 @@ class Pseudonymizer:
         self.macs = MacPseudonymizer(derive(secret, "mac"))
         self.sids = SidPseudonymizer(derive(secret, "sid"))
         self.texts = TextPseudonymizer(self.names, self.ips, self.macs, self.sids)
-        self.walker = DocumentWalker(self)
-        self.tasks = TaskCodec(self)
+        self.walker = DocumentWalker(self.texts, self.ips, self.names, drop_geo=drop_geo)
+        self.tasks = TaskCodec(self.walker, self.texts)
 
     @classmethod
     def from_key_file(cls, path: str | os.PathLike[str], **options: Any) -> Pseudonymizer:
@@ -116,8 +116,7 @@ class Pseudonymizer:
             raise SoclabError(f"{origin}: names and domains must be lists of digests")
         self.known.remember(names, domains)
         self.texts.forget_learned()  # values read before must be probed again
-        for seen in self.walker._seen:
-            seen.clear()
+        self.walker.forget_learned()
 
     # ---------------------------------------------------------------- learning
 
@@ -209,8 +208,7 @@ class Pseudonymizer:
         return out
 
     def ip_or_text(self, value: str) -> str:
-        out = self.ips.address(value)
-        return out if out is not None else self.texts.text(value)
+        return self.texts.ip_or_text(value)
 
     def host(self, name: str) -> str:
         """The pseudonym of a host name (learned as one first)."""

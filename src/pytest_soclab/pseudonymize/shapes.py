@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-if TYPE_CHECKING:
-    from pytest_soclab.pseudonymize.documents import DocumentWalker, _Node
+from pytest_soclab.pseudonymize.kinds import DROP, IP, KEEP, TEXT, Node, copy_json
 
 COMPILE_AFTER = 2  # sightings of a shape before it is compiled
 MAX_PLANS_PER_FIELD = 64  # past that, a field's shapes vary too much to be worth compiling
@@ -24,17 +24,45 @@ MAX_PLANS_PER_FIELD = 64  # past that, a field's shapes vary too much to be wort
 MAX_INLINE_DEPTH = 4  # nested objects of the sample shape handled inline, without a call
 
 
+@dataclass(frozen=True, slots=True)
+class PlanHooks:
+    """What compiled plans call back into: the walker's memoized lookups and typed transformation,
+    its learning state, and its generic walkers for objects and lists of other shapes."""
+
+    drop_geo: bool
+    memo_get: Callable[[str], str | None]
+    compute: Callable[[str], str]
+    ip_get: Callable[[str], str | None]
+    typed: Callable[[int, str], str]
+    learn_new: Callable[[int, str], None]
+    seen: list[set[str]]  # per kind, the values learned (never replaced: plans bind them)
+    marks: list[list[Any]]  # per transform kind, the leaves noted by learn_marking
+    copy_dict: Callable[[dict[str, Any], Node], dict[str, Any]]
+    copy_list: Callable[[list[Any], Node], list[Any]]
+    in_place_dict: Callable[[dict[str, Any], Node], None]
+    in_place_list: Callable[[list[Any], Node, set[int] | None], None]
+    learn_dict: Callable[[dict[str, Any], Node], None]
+    learn_list: Callable[[list[Any], Node], None]
+    mark_dict: Callable[[dict[str, Any], Node], None]
+    mark_list: Callable[[list[Any], Node], None]
+
+
+Plan = Callable[[dict[str, Any]], Any]
+# compile_*(hooks, node, keys, sample): the plan for objects with those keys at that node.
+Compiler = Callable[[PlanHooks, Node, tuple[str, ...], dict[str, Any]], Plan]
+
+
 # The emitters: each returns the statements for the keys of one object, indented by `ind`, on
 # the variable `var`; what they need at run time goes into `env` under numbered names.
 _Emitter = Callable[
-    ["DocumentWalker", "_Node", tuple[str, ...], dict[str, Any], str, str, dict[str, Any], int], list[str]
+    [PlanHooks, Node, tuple[str, ...], dict[str, Any], str, str, dict[str, Any], int], list[str]
 ]
 
 
 def _emit_containers(
     emit: _Emitter,
-    walker: DocumentWalker,
-    child: _Node,
+    hooks: PlanHooks,
+    child: Node,
     sub: Any,
     i: int,
     ind: str,
@@ -50,7 +78,7 @@ def _emit_containers(
     if type(sub) is dict and depth < MAX_INLINE_DEPTH:
         shape = tuple(sub)
         env[f"S{i}"] = shape
-        body = emit(walker, child, shape, sub, v, ind + "        ", env, depth + 1)
+        body = emit(hooks, child, shape, sub, v, ind + "        ", env, depth + 1)
         lines.append(f"{ind}elif type({v}) is dict:")
         lines.append(f"{ind}    if tuple({v}) == S{i}:")
         lines += body or [f"{ind}        pass"]
@@ -69,8 +97,8 @@ def _define_plan(body: list[str], env: dict[str, Any]) -> Callable[[dict[str, An
 
 
 def _emit_in_place(
-    walker: DocumentWalker,
-    node: _Node,
+    hooks: PlanHooks,
+    node: Node,
     keys: tuple[str, ...],
     sample: dict[str, Any],
     var: str,
@@ -79,8 +107,6 @@ def _emit_in_place(
     depth: int,
 ) -> list[str]:
     """Statements changing `var` (an object of shape `keys` at `node`) in place."""
-    from pytest_soclab.pseudonymize.documents import DROP, IP, KEEP, TEXT
-
     lines: list[str] = []
     for k in keys:
         child = node.child(k)
@@ -91,7 +117,7 @@ def _emit_in_place(
         v, key = f"v{i}", repr(k)
         env[f"N{i}"] = child
         lines.append(f"{ind}{v} = {var}[{key}]")
-        if kind == DROP and walker.drop_geo:
+        if kind == DROP and hooks.drop_geo:
             lines.append(f"{ind}if type({v}) is str: {var}[{key}] = typed({kind}, {v})")
             lines.append(f"{ind}elif type({v}) is dict or type({v}) is list: del {var}[{key}]")
             continue
@@ -104,12 +130,12 @@ def _emit_in_place(
             lines.append(f"{ind}    {var}[{key}] = typed({kind}, {v}) if r is None else r")
         else:
             lines.append(f"{ind}    {var}[{key}] = typed({kind}, {v})")
-        lines += _emit_containers(_emit_in_place, walker, child, sample.get(k), i, ind, env, depth, ", None")
+        lines += _emit_containers(_emit_in_place, hooks, child, sample.get(k), i, ind, env, depth, ", None")
     return lines
 
 
 def compile_in_place(
-    walker: DocumentWalker, node: _Node, keys: tuple[str, ...], sample: dict[str, Any]
+    hooks: PlanHooks, node: Node, keys: tuple[str, ...], sample: dict[str, Any]
 ) -> Callable[[dict[str, Any]], None]:
     """A function changing, in place, an object of this shape at this field (no shared objects).
 
@@ -117,19 +143,19 @@ def compile_in_place(
     each time), through the generic dispatch otherwise.
     """
     env: dict[str, Any] = {
-        "memo_get": walker._memo_get,
-        "compute": walker._compute,
-        "ip_get": walker._ip_get,
-        "typed": walker._typed,
-        "DISPATCH": walker._in_place_dict,
-        "LIST": walker._list_in_place,
+        "memo_get": hooks.memo_get,
+        "compute": hooks.compute,
+        "ip_get": hooks.ip_get,
+        "typed": hooks.typed,
+        "DISPATCH": hooks.in_place_dict,
+        "LIST": hooks.in_place_list,
     }
-    return _define_plan(_emit_in_place(walker, node, keys, sample, "d", "    ", env, 0), env)
+    return _define_plan(_emit_in_place(hooks, node, keys, sample, "d", "    ", env, 0), env)
 
 
 def _emit_learn(
-    walker: DocumentWalker,
-    node: _Node,
+    hooks: PlanHooks,
+    node: Node,
     keys: tuple[str, ...],
     sample: dict[str, Any],
     var: str,
@@ -139,9 +165,7 @@ def _emit_learn(
     mark: bool = False,
 ) -> list[str]:
     """Learning each string leaf (`mark`: also noting it, as (object, key), for
-    DocumentWalker.transform_marked)."""
-    from pytest_soclab.pseudonymize.documents import KEEP
-
+    the walker's transform_marked)."""
     lines: list[str] = []
     for k in keys:
         child = node.child(k)
@@ -151,14 +175,14 @@ def _emit_learn(
         i = len(env)
         v, key = f"v{i}", repr(k)
         env[f"N{i}"] = child
-        env[f"L{i}"] = walker._seen[kind]
+        env[f"L{i}"] = hooks.seen[kind]
         lines.append(f"{ind}{v} = {var}[{key}]")
         lines.append(f"{ind}if type({v}) is str:")
         lines.append(f"{ind}    if {v} not in L{i}: learn({kind}, {v})")
         if mark:
-            env[f"M{i}"] = walker._marks[child.tkind].append
+            env[f"M{i}"] = hooks.marks[child.tkind].append
             lines.append(f"{ind}    M{i}({var}); M{i}({key})")
-        lines += _emit_containers(_emit_mark if mark else _emit_learn, walker, child, sample.get(k), i, ind, env, depth, "")
+        lines += _emit_containers(_emit_mark if mark else _emit_learn, hooks, child, sample.get(k), i, ind, env, depth, "")
     return lines
 
 
@@ -166,45 +190,43 @@ _emit_mark: _Emitter = functools.partial(_emit_learn, mark=True)
 
 
 def compile_learn(
-    walker: DocumentWalker, node: _Node, keys: tuple[str, ...], sample: dict[str, Any]
+    hooks: PlanHooks, node: Node, keys: tuple[str, ...], sample: dict[str, Any]
 ) -> Callable[[dict[str, Any]], None]:
     """A function learning the names of an object of this shape at this field (nested objects
     inline, as in compile_in_place)."""
     env: dict[str, Any] = {
-        "learn": walker._learn_new,
-        "DISPATCH": walker._learn_dict,
-        "LIST": walker._learn_list,
+        "learn": hooks.learn_new,
+        "DISPATCH": hooks.learn_dict,
+        "LIST": hooks.learn_list,
     }
-    return _define_plan(_emit_learn(walker, node, keys, sample, "d", "    ", env, 0), env)
+    return _define_plan(_emit_learn(hooks, node, keys, sample, "d", "    ", env, 0), env)
 
 
 def compile_mark(
-    walker: DocumentWalker, node: _Node, keys: tuple[str, ...], sample: dict[str, Any]
+    hooks: PlanHooks, node: Node, keys: tuple[str, ...], sample: dict[str, Any]
 ) -> Callable[[dict[str, Any]], None]:
-    """compile_learn for DocumentWalker.learn_marking."""
+    """compile_learn noting the leaves too, for the walker's learn_marking."""
     env: dict[str, Any] = {
-        "learn": walker._learn_new,
-        "DISPATCH": walker._mark_dict,
-        "LIST": walker._mark_list,
+        "learn": hooks.learn_new,
+        "DISPATCH": hooks.mark_dict,
+        "LIST": hooks.mark_list,
     }
-    return _define_plan(_emit_mark(walker, node, keys, sample, "d", "    ", env, 0), env)
+    return _define_plan(_emit_mark(hooks, node, keys, sample, "d", "    ", env, 0), env)
 
 
 def compile_copy(
-    walker: DocumentWalker, node: _Node, keys: tuple[str, ...], sample: dict[str, Any]
+    hooks: PlanHooks, node: Node, keys: tuple[str, ...], sample: dict[str, Any]
 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """A function returning a pseudonymized copy of an object of this shape at this field."""
-    from pytest_soclab.pseudonymize.documents import DROP, IP, KEEP, TEXT, _copy
-
     lines = ["def plan(d):", "    o = {}"]
     env: dict[str, Any] = {
-        "memo_get": walker._memo_get,
-        "compute": walker._compute,
-        "ip_get": walker._ip_get,
-        "typed": walker._typed,
-        "COPY": _copy,
-        "DISPATCH": walker._copy_dict,
-        "LIST": walker._list,
+        "memo_get": hooks.memo_get,
+        "compute": hooks.compute,
+        "ip_get": hooks.ip_get,
+        "typed": hooks.typed,
+        "COPY": copy_json,
+        "DISPATCH": hooks.copy_dict,
+        "LIST": hooks.copy_list,
     }
     for i, k in enumerate(keys):
         child = node.child(k)
@@ -215,7 +237,7 @@ def compile_copy(
             lines.append("    t = type(v)")
             lines.append(f"    o[{key}] = COPY(v) if t is dict or t is list else v")
             continue
-        if kind == DROP and walker.drop_geo:
+        if kind == DROP and hooks.drop_geo:
             lines.append(f"    if type(v) is str: o[{key}] = typed({kind}, v)")
             lines.append("    elif type(v) is not dict and type(v) is not list:")
             lines.append(f"        o[{key}] = v")

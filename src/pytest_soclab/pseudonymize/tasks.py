@@ -9,12 +9,11 @@ stream names and numbers are kept. The output has the input's shape, so it still
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pytest_soclab.pseudonymize.documents import HOST, IP, KEEP, TEXT, USER, classify
-
-if TYPE_CHECKING:
-    from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
+from pytest_soclab.pseudonymize.documents import DocumentWalker
+from pytest_soclab.pseudonymize.kinds import HOST, IP, KEEP, TEXT, USER, classify
+from pytest_soclab.pseudonymize.text import TextPseudonymizer
 
 # Tool argument name -> kind (the argument names of pytest_soclab.models.tools).
 _ARG_KINDS = {
@@ -32,65 +31,64 @@ _ARG_KINDS = {
 class TaskCodec:
     """Learn from and transform one task dict (the JSON file's content)."""
 
-    def __init__(self, owner: Pseudonymizer):
-        self.p = owner
+    def __init__(self, walker: DocumentWalker, texts: TextPseudonymizer):
+        self.walker = walker
+        self.texts = texts
 
     # ---------------------------------------------------------------- learning
 
     def learn(self, task: dict[str, Any]) -> None:
-        p = self.p
-        w = p.walker
+        texts, w = self.texts, self.walker
         for field in ("title", "description"):
-            _text_learn(p, task.get(field))
+            _text_learn(texts, task.get(field))
         trig = task.get("trigger")
         if isinstance(trig, dict):
-            _text_learn(p, trig.get("prompt"))
+            _text_learn(texts, trig.get("prompt"))
             pivot = trig.get("pivot")
             if isinstance(pivot, dict):
                 w.learn_doc(pivot)
         gt = task.get("ground_truth")
         if isinstance(gt, dict):
             for field in ("root_cause", "correlation", "conclusion"):
-                _text_learn(p, gt.get(field))
+                _text_learn(texts, gt.get(field))
             for h in _strings(gt.get("implicated_hosts")):
                 w.learn_value(HOST, h)
             for s in _strings(gt.get("iocs")):
-                _text_learn(p, s)
+                _text_learn(texts, s)
             for ke in _dicts(gt.get("key_evidence")):
-                _text_learn(p, ke.get("must_find"))
+                _text_learn(texts, ke.get("must_find"))
         er = task.get("expected_response")
         if isinstance(er, dict):
             for s in _strings(er.get("required")) + _strings(er.get("over_reaction_penalty")):
-                _text_learn(p, s)
+                _text_learn(texts, s)
             for ref in _dicts(er.get("required_actions")) + _dicts(er.get("penalized_actions")):
                 self._learn_action(ref)
         sc = task.get("scoring")
         if isinstance(sc, dict):
             for cp in _dicts(sc.get("checkpoints")):
-                _text_learn(p, cp.get("check"))
+                _text_learn(texts, cp.get("check"))
                 ex = cp.get("expect")
                 if isinstance(ex, dict):
                     for key in ("terms", "any_terms", "forbid"):
                         for s in _strings(ex.get(key)):
-                            _text_learn(p, s)
+                            _text_learn(texts, s)
                     for ref in _dicts(ex.get("actions")):
                         self._learn_action(ref)
 
     def _learn_action(self, ref: dict[str, Any]) -> None:
-        _text_learn(self.p, ref.get("description"))
+        _text_learn(self.texts, ref.get("description"))
         args = ref.get("args")
         if isinstance(args, dict):
             for name, value in args.items():
                 kind = _ARG_KINDS.get(name, classify(name))
                 for v in _strings(value if isinstance(value, list) else [value]):
                     if "*" not in v and "?" not in v:  # a glob names no single entity
-                        self.p.walker.learn_value(kind, v)
+                        self.walker.learn_value(kind, v)
 
     # ---------------------------------------------------------------- transform
 
     def transform(self, task: dict[str, Any]) -> dict[str, Any]:
-        p = self.p
-        text = p.texts.text
+        text = self.texts.text
         out: dict[str, Any] = {}
         for key, value in task.items():
             if key in (
@@ -114,7 +112,7 @@ class TaskCodec:
             elif isinstance(value, str):
                 out[key] = text(value)
             else:
-                out[key] = p.walker.json(value)
+                out[key] = self.walker.json(value)
         return out
 
     def _trigger(self, trig: dict[str, Any]) -> dict[str, Any]:
@@ -135,17 +133,16 @@ class TaskCodec:
             if key == "time_utc":
                 out[key] = value
             else:
-                out[key] = self.p.walker.doc({key: value})[key]
+                out[key] = self.walker.doc({key: value})[key]
         return out
 
     def _ground_truth(self, gt: dict[str, Any]) -> dict[str, Any]:
-        p = self.p
         out: dict[str, Any] = {}
         for key, value in gt.items():
             if key == "techniques":
                 out[key] = value
             elif key == "attacker_ip" and isinstance(value, str):
-                out[key] = p.ip_or_text(value)
+                out[key] = self.texts.ip_or_text(value)
             elif key == "key_evidence" and isinstance(value, list):
                 out[key] = [
                     {k: (v if k == "source" else self._any(v)) for k, v in ke.items()}
@@ -192,7 +189,7 @@ class TaskCodec:
             if key in ("where", "grounded"):
                 out[key] = value
             elif key == "patterns" and isinstance(value, list):
-                out[key] = [self.p.texts.regex(v) if isinstance(v, str) else v for v in value]
+                out[key] = [self.texts.regex(v) if isinstance(v, str) else v for v in value]
             elif key == "actions" and isinstance(value, list):
                 out[key] = [self._action(ref) for ref in value]
             else:
@@ -220,23 +217,23 @@ class TaskCodec:
             return [self._arg(name, v) for v in value]
         if isinstance(value, str):
             if kind == IP:
-                return self.p.ip_or_text(value)
-            return self.p.texts.text(value)  # globs too: the text transformation keeps * and ?
-        return self.p.walker.json(value)
+                return self.texts.ip_or_text(value)
+            return self.texts.text(value)  # globs too: the text transformation keeps * and ?
+        return self.walker.json(value)
 
     def _any(self, value: Any) -> Any:
         if isinstance(value, str):
-            return self.p.texts.text(value)
+            return self.texts.text(value)
         if isinstance(value, list):
             return [self._any(v) for v in value]
         if isinstance(value, dict):
-            return self.p.walker.json(value)
+            return self.walker.json(value)
         return value
 
 
-def _text_learn(p: Pseudonymizer, value: Any) -> None:
+def _text_learn(texts: TextPseudonymizer, value: Any) -> None:
     if isinstance(value, str):
-        p.texts.learn(value)
+        texts.learn(value)
 
 
 def _strings(value: Any) -> list[str]:

@@ -130,6 +130,11 @@ class TextPseudonymizer:
         out = self.memo.get(s)
         return self.compute(s) if out is None else out
 
+    def ip_or_text(self, s: str) -> str:
+        """The pseudonym of an address, else the text transformation of `s` (a field meant to hold one)."""
+        out = self.ips.address(s)
+        return out if out is not None else self.text(s)
+
     def compute(self, s: str) -> str:
         """The transformation of `s`, memoized (call `sync` first when names may have been learned)."""
         parts = _RUNS.split(s)
