@@ -3,17 +3,31 @@
     from pytest_soclab.corpus import generate, load_case
     for stream, doc_id, doc in generate(load_case(Path("corpus/case-01-recon")), seed=7): ...
 
-Note: the function `generate` is the package's attribute of that name; its module is
-imported by path (`from pytest_soclab.corpus.generate import expected_background`).
+Names load on first use (`pytest_soclab.faces`): the generator and its recipe models cost
+a few hundred milliseconds that a store lookup or `soclab validate` need not pay. The
+function `generate` is the face's name; its module is imported by path
+(`from pytest_soclab.corpus.generate import expected_background`).
 """
 
-from pytest_soclab.corpus.build import build_case, built_files
-from pytest_soclab.corpus.docs import ALERTS, STREAMS, dataset_of
-from pytest_soclab.corpus.estate import estate_from_recipe
-from pytest_soclab.models.fields import field_definitions
-from pytest_soclab.corpus.generate import generate
-from pytest_soclab.corpus.planted import expand_planted
-from pytest_soclab.corpus.recipe import CaseRecipe, find_case, list_cases, load_case
+from pytest_soclab.faces import lazy_face
+
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "ALERTS": "pytest_soclab.corpus.docs",
+        "STREAMS": "pytest_soclab.corpus.docs",
+        "CaseRecipe": "pytest_soclab.corpus.recipe",
+        "build_case": "pytest_soclab.corpus.build",
+        "built_files": "pytest_soclab.corpus.build",
+        "dataset_of": "pytest_soclab.corpus.docs",
+        "estate_from_recipe": "pytest_soclab.corpus.estate",
+        "expand_planted": "pytest_soclab.corpus.planted",
+        "find_case": "pytest_soclab.corpus.recipe",
+        "generate": "pytest_soclab.corpus.generate",
+        "list_cases": "pytest_soclab.corpus.recipe",
+        "load_case": "pytest_soclab.corpus.recipe",
+    },
+)
 
 __all__ = [
     "ALERTS",
@@ -24,7 +38,6 @@ __all__ = [
     "dataset_of",
     "estate_from_recipe",
     "expand_planted",
-    "field_definitions",
     "find_case",
     "generate",
     "list_cases",
