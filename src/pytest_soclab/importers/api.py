@@ -13,6 +13,8 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.importers import detect, sysmon_linux, windows, winevent, zeek
 from pytest_soclab.importers.progress import Progress, ProgressFn
@@ -133,9 +135,12 @@ class _Importer:
 
 def _json_object(text: str) -> dict[str, Any]:
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError:  # orjson refuses some valid JSON (integers past 64 bits): ask json
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     if not isinstance(obj, dict):
         raise ValueError(f"a JSON {type(obj).__name__}, not an object")
     return obj

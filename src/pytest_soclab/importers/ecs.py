@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+import re
 from typing import Any
 
 ECS_VERSION = "8.11.0"  # the version the generated cases declare, so both kinds of case agree
@@ -15,6 +16,8 @@ _EMPTY = (None, "", "-")
 
 def put(doc: Doc, dotted: str, value: Any) -> None:
     """Set `a.b.c` in nested dicts, creating the levels; empty values (None, "", "-") are not set."""
+    if value is None:  # the common case first: most candidate fields are absent
+        return
     if isinstance(value, (list, dict)):
         if not value:
             return
@@ -99,12 +102,17 @@ def epoch_iso(seconds: float) -> str:
     return iso_ms(moment)
 
 
+_ALREADY_MS = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\.\d{3}Z?")
+
+
 def parse_time(value: Any) -> str | None:
     """An ISO 8601 or `YYYY-MM-DD HH:MM:SS[.fff]` time (UTC when no zone is given) -> iso_ms, else None."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return epoch_iso(float(value))
     if not isinstance(value, str) or not value.strip():
         return None
+    if _ALREADY_MS.fullmatch(value):  # the usual shapes (ISO with ms and Z; Sysmon's UtcTime), no parsing
+        return value[:10] + "T" + value[11:23] + "Z"
     text = value.strip().replace(" ", "T", 1)
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"

@@ -95,66 +95,94 @@ def categorize(doc: Doc, event_id: int) -> None:
         put(doc, "event.outcome", "failure")
 
 
+_STR, _INT, _IP, _PORT = "str", "int", "ip", "port"
+# event data key -> (ECS field, conversion): the one-to-one part of the mapping, applied by walking the
+# keys an event has (a dozen) rather than probing every key the mapping knows (fifty).
+DIRECT: dict[str, tuple[str, str]] = {
+    "ProcessGuid": ("process.entity_id", _STR),
+    "SourceProcessGuid": ("process.entity_id", _STR),
+    "SourceProcessGUID": ("process.entity_id", _STR),
+    "ProcessId": ("process.pid", _INT),
+    "SourceProcessId": ("process.pid", _INT),
+    "SourceThreadId": ("process.thread.id", _INT),
+    "Image": ("process.executable", _STR),
+    "SourceImage": ("process.executable", _STR),
+    "CommandLine": ("process.command_line", _STR),
+    "CurrentDirectory": ("process.working_directory", _STR),
+    "ParentProcessGuid": ("process.parent.entity_id", _STR),
+    "ParentProcessId": ("process.parent.pid", _INT),
+    "ParentImage": ("process.parent.executable", _STR),
+    "ParentCommandLine": ("process.parent.command_line", _STR),
+    "Signature": ("file.code_signature.subject_name", _STR),
+    "SignatureStatus": ("file.code_signature.status", _STR),
+    "Protocol": ("network.transport", _STR),
+    "SourceIp": ("source.ip", _IP),
+    "SourceHostname": ("source.domain", _STR),
+    "SourcePort": ("source.port", _PORT),
+    "DestinationIp": ("destination.ip", _IP),
+    "DestinationHostname": ("destination.domain", _STR),
+    "DestinationPort": ("destination.port", _PORT),
+    "QueryName": ("dns.question.name", _STR),
+    "RuleName": ("rule.name", _STR),
+}
+_CONVERT: dict[str, Callable[[str], Any]] = {_STR: lambda v: v, _INT: integer, _IP: ip, _PORT: port}
+_PE_KEYS = {"OriginalFileName": "original_file_name", "Company": "company", "Description": "description",
+            "FileVersion": "file_version", "Product": "product"}  # fmt: skip
+
+
 def map_event(
     doc: Doc, event_id: int, data: dict[str, Any], sep: str, split_args: Callable[[str], list[str]]
 ) -> None:
     """Add the ECS fields of one Sysmon event (categorization included) to doc."""
     categorize(doc, event_id)
-    s = lambda key: _s(data, key)  # noqa: E731 - a local shorthand
-    put(doc, "rule.name", s("RuleName"))
+    present: dict[str, str] = {}
+    for key in data:
+        value = _s(data, key)
+        if value is None:
+            continue
+        present[key] = value
+        direct = DIRECT.get(key)
+        if direct:
+            put(doc, direct[0], _CONVERT[direct[1]](value))
+        elif key in _PE_KEYS:
+            put(doc, f"{'file.pe' if event_id == 7 else 'process.pe'}.{_PE_KEYS[key]}", value)
+    s = present.get
     if event_id == 255:
         put(doc, "error.code", s("ID"))
+    if event_id == 25 and "executable" not in doc.get("process", {}):
+        put(doc, "process.executable", s("Destination"))
 
-    digest = hashes(s("Hashes") or s("Hash") or "")
-    if digest:
+    hash_text = s("Hashes") or s("Hash")
+    if hash_text:
+        digest = hashes(hash_text)
         append_unique(doc, "related.hash", *digest.values())
         prefix = "process" if event_id in PROCESS_HASH_EVENTS else "file" if event_id in FILE_HASH_EVENTS else None
-        if prefix:
+        if prefix and digest:
             imphash = digest.pop("imphash", None)
             put(doc, f"{prefix}.hash", digest)
             put(doc, f"{prefix}.pe.imphash", imphash)
 
-    # process: the acting process (the source one for events 8 and 10)
-    put(doc, "process.entity_id", s("ProcessGuid") or s("SourceProcessGuid") or s("SourceProcessGUID"))
-    put(doc, "process.pid", integer(s("ProcessId") or s("SourceProcessId")))
-    put(doc, "process.thread.id", integer(s("SourceThreadId")))
-    put(doc, "process.executable", s("Image") or s("SourceImage") or (s("Destination") if event_id == 25 else None))
-    cmd = s("CommandLine")
-    put(doc, "process.command_line", cmd)
-    put(doc, "process.working_directory", s("CurrentDirectory"))
-    put(doc, "process.parent.entity_id", s("ParentProcessGuid"))
-    put(doc, "process.parent.pid", integer(s("ParentProcessId")))
-    put(doc, "process.parent.executable", s("ParentImage"))
-    pcmd = s("ParentCommandLine")
-    put(doc, "process.parent.command_line", pcmd)
-    if cmd:
-        args = split_args(cmd)
-        put(doc, "process.args", args)
-        put(doc, "process.args_count", len(args) if args else None)
-    if pcmd:
-        pargs = split_args(pcmd)
-        put(doc, "process.parent.args", pargs)
-        put(doc, "process.parent.args_count", len(pargs) if pargs else None)
-    put(doc, "process.name", basename(doc.get("process", {}).get("executable"), sep))
-    put(doc, "process.parent.name", basename(doc.get("process", {}).get("parent", {}).get("executable"), sep))
-    pe = "file.pe" if event_id == 7 else "process.pe"
-    put(doc, f"{pe}.original_file_name", s("OriginalFileName"))
-    put(doc, f"{pe}.company", s("Company"))
-    put(doc, f"{pe}.description", s("Description"))
-    put(doc, f"{pe}.file_version", s("FileVersion"))
-    put(doc, f"{pe}.product", s("Product"))
+    proc = doc.get("process")
+    if proc:
+        cmd, parent = proc.get("command_line"), proc.get("parent", {})
+        if cmd:
+            args = split_args(cmd)
+            put(doc, "process.args", args)
+            put(doc, "process.args_count", len(args) if args else None)
+        if parent.get("command_line"):
+            pargs = split_args(parent["command_line"])
+            put(doc, "process.parent.args", pargs)
+            put(doc, "process.parent.args_count", len(pargs) if pargs else None)
+        put(doc, "process.name", basename(proc.get("executable"), sep))
+        put(doc, "process.parent.name", basename(parent.get("executable"), sep))
 
-    # file
     set_file(doc, s("TargetFilename") or s("Device") or s("ImageLoaded"), sep)
     if event_id in (17, 18):
         put(doc, "file.name", s("PipeName"))
-    put(doc, "file.code_signature.subject_name", s("Signature"))
-    put(doc, "file.code_signature.status", s("SignatureStatus"))
-    if str(data.get("Signed", "")).lower() == "true":
+    if (s("Signed") or "").lower() == "true":
         put(doc, "file.code_signature.signed", True)
     if s("SignatureStatus") == "Valid":
         put(doc, "file.code_signature.valid", True)
-
     _network(doc, event_id, s)
     _dns(doc, s)
     _user(doc, s("User"))
@@ -166,17 +194,10 @@ def map_event(
 
 
 def _network(doc: Doc, event_id: int, s: Callable[[str], str | None]) -> None:
-    put(doc, "network.transport", s("Protocol"))
     if event_id == 22:
         put(doc, "network.protocol", "dns")
     else:
         put(doc, "network.protocol", s("DestinationPortName") or s("SourcePortName"))
-    put(doc, "source.ip", ip(s("SourceIp")))
-    put(doc, "source.domain", s("SourceHostname"))
-    put(doc, "source.port", port(s("SourcePort")))
-    put(doc, "destination.ip", ip(s("DestinationIp")))
-    put(doc, "destination.domain", s("DestinationHostname"))
-    put(doc, "destination.port", port(s("DestinationPort")))
     initiated = s("Initiated")
     if initiated in ("true", "false"):
         put(doc, "network.direction", "egress" if initiated == "true" else "ingress")
@@ -186,9 +207,7 @@ def _network(doc: Doc, event_id: int, s: Callable[[str], str | None]) -> None:
 
 
 def _dns(doc: Doc, s: Callable[[str], str | None]) -> None:
-    name = s("QueryName")
-    put(doc, "dns.question.name", name)
-    append_unique(doc, "related.hosts", name)
+    append_unique(doc, "related.hosts", s("QueryName"))
     status = s("QueryStatus")
     if status is not None:
         put(doc, "sysmon.dns.status", DNS_STATUS.get(status, status))

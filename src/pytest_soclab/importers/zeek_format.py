@@ -96,16 +96,23 @@ class TsvLog:
         return out
 
 
+# Zeek's record-valued fields; shippers that cannot index dots write `certificate_version` for `certificate.version`.
+_RECORD_PREFIXES = ("id", "certificate", "san", "basic_constraints", "times")
+
+
 def normalize_json(obj: dict[str, Any]) -> dict[str, Any]:
     """A JSON Zeek record with Zeek's own dotted names: `id_orig_h` and nested `{"id": {...}}` become
-    `id.orig_h` (some shippers rewrite the dots)."""
+    `id.orig_h`, and likewise for Zeek's other record fields (certificate, san, basic_constraints, times)."""
     out: dict[str, Any] = {}
     for key, value in obj.items():
-        if key == "id" and isinstance(value, dict):
+        head, sep, tail = key.partition("_")
+        if isinstance(value, dict) and key in _RECORD_PREFIXES:
             for sub, v in value.items():
-                out[f"id.{sub}"] = v
-        elif key.startswith("id_") and key[3:] in ("orig_h", "orig_p", "resp_h", "resp_p"):
-            out[f"id.{key[3:]}"] = value
+                out[f"{key}.{sub}"] = v
+        elif sep and head in _RECORD_PREFIXES and tail and not (head == "id" and tail[:1] not in ("o", "r")):
+            out[f"{head}.{tail}"] = value
+        elif sep and key.startswith("basic_constraints_"):
+            out["basic_constraints." + key[len("basic_constraints_") :]] = value
         else:
             out[key] = value
     return out
