@@ -102,6 +102,7 @@ def to_doc(log: str, rec: dict[str, Any], original: str) -> tuple[str, Doc]:
             nest(rest, key, _time(value) if _is_time_field(key) else value)
     if rest:
         doc["zeek"] = {**doc.get("zeek", {}), dataset: rest}
+    append_unique(doc, "related.ip", src, dst)  # the endpoints first, then what the log adds
     handler = _HANDLERS.get(log)
     if handler:
         handler(doc, rec)
