@@ -76,7 +76,7 @@ class _Importer:
         """The format to read a source as: detected for `otrf`; for the other kinds, what the kind says
         (lines that are not of it are then reported one by one), unless the source is not text at all."""
         fmt, why = detect.detect(first)
-        if self.kind == "otrf" or why in (detect.BINARY, detect.NOT_UTF8):
+        if self.kind == "otrf" or why == detect.BINARY:
             return fmt, why
         if self.kind == "zeek":
             return (detect.ZEEK_JSON if first.lstrip().startswith(b"{") else detect.ZEEK_TSV), why
