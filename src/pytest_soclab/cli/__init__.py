@@ -11,6 +11,7 @@ from pytest_soclab.errors import EsError, SoclabError
 # Module name under pytest_soclab.cli -> its subcommands are registered in this order.
 COMMAND_MODULES: tuple[str, ...] = (
     "corpus_cmd",
+    "import_cmd",
     "load_cmd",
     "serve_cmd",
     "query_cmd",
