@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_soclab import stats
-from pytest_soclab.models.results import CollectionInfo, ItemResult, ModeSummary, ResultsFile, RunInfo
-from pytest_soclab.models.suite import Gate, Suite
-from pytest_soclab.models.task import DIMENSIONS
+from pytest_soclab.models import CollectionInfo, ItemResult, ModeSummary, ResultsFile, RunInfo
+from pytest_soclab.models import Gate, Suite
+from pytest_soclab.models import DIMENSIONS
 
 _OPS = {
     ">=": lambda v, t: v >= t,
@@ -183,7 +183,7 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
 
 def judge_agreement(results: list[ItemResult]) -> dict[str, Any] | None:
     """--soclab-judge=both: Cohen's kappa pooled over every compared checkpoint, and the disagreements."""
-    from pytest_soclab.judge.compare import JudgeComparison, pooled_agreement
+    from pytest_soclab.judge import JudgeComparison, pooled_agreement
 
     compared = [(r, JudgeComparison.model_validate(r.judge_extra["comparison"]))
                 for r in results if r.judge_extra.get("comparison")]  # fmt: skip

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_soclab.models.tools import Tools
+from pytest_soclab.models import Tools
 
 AgentFn = Callable[[dict[str, Any], Tools], "str | dict[str, Any] | Awaitable[str | dict[str, Any]]"]
 

@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypedDict, Unpack
 
-from pytest_soclab.bridge.protocol import (
+from pytest_soclab.bridge import (
     PROTOCOL_VERSION,
     ReportMessage,
     answer_call,
@@ -35,8 +35,8 @@ from pytest_soclab.bridge.protocol import (
     report_from_args,
 )
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.llm.usage import Usage
-from pytest_soclab.models.tools import REPORT_TOOL, Tools
+from pytest_soclab.llm import Usage
+from pytest_soclab.models import REPORT_TOOL, Tools
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 STDERR_TAIL_BYTES = 4000

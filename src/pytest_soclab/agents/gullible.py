@@ -36,7 +36,7 @@ from urllib.parse import unquote_plus
 
 from pytest_soclab.agents.playbook import Analyst
 from pytest_soclab.errors import ToolError
-from pytest_soclab.models.common import flatten
+from pytest_soclab.models import flatten
 
 ALERTS = ".alerts-security.alerts-default"
 PROC = "logs-endpoint.events.process-default"

@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pytest_soclab.bridge.prompts import LAST_TURN, NUDGE, SYSTEM_PROMPT, prompt_settings, user_prompt
+from pytest_soclab.bridge import LAST_TURN, NUDGE, SYSTEM_PROMPT, prompt_settings, user_prompt
 from pytest_soclab.errors import ToolError, illegal_argument
-from pytest_soclab.llm.base import (
+from pytest_soclab.llm import (
     AssistantMessage,
     ChatModel,
     Message,
@@ -26,12 +26,12 @@ from pytest_soclab.llm.base import (
     ToolResultsMessage,
     UserMessage,
 )
-from pytest_soclab.llm.errors import LLMError
-from pytest_soclab.llm.factory import make_chat_model
-from pytest_soclab.llm.serialize import DEFAULT_MAX_CHARS, bounded_json, compact_json
-from pytest_soclab.llm.usage import Usage
-from pytest_soclab.models.report import AgentReport
-from pytest_soclab.models.tools import ALL_TOOLS, REPORT_TOOL, Tools
+from pytest_soclab.llm import LLMError
+from pytest_soclab.llm import make_chat_model
+from pytest_soclab.llm import DEFAULT_MAX_CHARS, bounded_json, compact_json
+from pytest_soclab.llm import Usage
+from pytest_soclab.models import AgentReport
+from pytest_soclab.models import ALL_TOOLS, REPORT_TOOL, Tools
 
 DEFAULT_MAX_TURNS = 40
 MAX_NUDGES = 2

@@ -33,8 +33,8 @@ from pytest_soclab.agents.command import (
     stop,
 )
 from pytest_soclab.errors import ToolError
-from pytest_soclab.bridge.mcp_server import build_server, serving_http
-from pytest_soclab.models.tools import Tools
+from pytest_soclab.bridge import build_server, serving_http
+from pytest_soclab.models import Tools
 
 URL_ENV = "SOCLAB_MCP_URL"
 TRIGGER_ENV = "SOCLAB_TRIGGER"

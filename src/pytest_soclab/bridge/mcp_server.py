@@ -26,9 +26,9 @@ from typing import Any
 from pytest_soclab.bridge.protocol import answer_call, report_from_args
 from pytest_soclab.bridge.prompts import SYSTEM_PROMPT, user_prompt
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.llm.errors import MissingExtraError
-from pytest_soclab.llm.serialize import compact_json
-from pytest_soclab.models.tools import DESTRUCTIVE_TOOLS, READ_TOOLS, REPORT_TOOL, STATE_CHANGING_TOOLS, Tools
+from pytest_soclab.llm import MissingExtraError
+from pytest_soclab.llm import compact_json
+from pytest_soclab.models import DESTRUCTIVE_TOOLS, READ_TOOLS, REPORT_TOOL, STATE_CHANGING_TOOLS, Tools
 
 TRIGGER_URI = "soclab://trigger"
 PROMPT_NAME = "investigate"

@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_soclab.errors import ToolError, illegal_argument
-from pytest_soclab.models.report import AgentReport
-from pytest_soclab.models.tools import ALL_TOOLS, REPORT_TOOL, Tools
+from pytest_soclab.models import AgentReport
+from pytest_soclab.models import ALL_TOOLS, REPORT_TOOL, Tools
 
 PROTOCOL_VERSION = 1
 

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.models.loader import Spec, load_spec
-from pytest_soclab.models.mode import MODES
-from pytest_soclab.run.session import Session, open_session
-from pytest_soclab.sim.cases import BuiltCase, CaseLibrary
+from pytest_soclab.models import Spec, load_spec
+from pytest_soclab.models import MODES
+from pytest_soclab.run import Session, open_session
+from pytest_soclab.sim import BuiltCase, CaseLibrary
 
 
 def add_case_options(p: argparse.ArgumentParser, *, scenario: bool = True, mode: bool = True) -> None:

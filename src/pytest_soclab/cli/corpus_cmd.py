@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from pytest_soclab.corpus.build import build_case
-from pytest_soclab.corpus.recipe import find_case, list_cases, load_case
+from pytest_soclab.corpus import build_case
+from pytest_soclab.corpus import find_case, list_cases, load_case
 from pytest_soclab.errors import SoclabError
 
 

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from pytest_soclab.errors import EsError, ScenarioFileError, SoclabError
-from pytest_soclab.models.task import Task
-from pytest_soclab.store.connection import EsConnection, build_client
+from pytest_soclab.models import Task
+from pytest_soclab.store import EsConnection, build_client
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.store.connection import EsConnection, build_client
+from pytest_soclab.store import EsConnection, build_client
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from elasticsearch import ApiError, TransportError, helpers
 
     from pytest_soclab.corpus.generate import generate
-    from pytest_soclab.sim.cases import CaseLibrary
-    from pytest_soclab.store.embedded import EmbeddedBackend
+    from pytest_soclab.sim import CaseLibrary
+    from pytest_soclab.store import EmbeddedBackend
 
     # the client first (constructing it is offline): a bad setting fails before the case is built
     conn = EsConnection.from_env(

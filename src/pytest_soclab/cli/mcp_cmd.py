@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.cli.args import add_case_options, session_from_args
-from pytest_soclab.models.tools import Tools
+from pytest_soclab.models import Tools
 
 
 def register(subparsers: Any) -> None:
@@ -40,7 +40,7 @@ def case_tools(args: argparse.Namespace) -> tuple[Tools, dict[str, Any] | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_soclab.bridge.mcp_server import build_server, check_loopback, serve_http, serve_stdio
+    from pytest_soclab.bridge import build_server, check_loopback, serve_http, serve_stdio
 
     if args.transport == "http":
         check_loopback(args.host)

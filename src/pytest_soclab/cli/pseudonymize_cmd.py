@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pytest_soclab.pseudonymize.files import MANIFEST_NAME, pseudonymize_paths
-from pytest_soclab.pseudonymize.keys import KEY_ENV_VAR, load_key
-from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
+from pytest_soclab.pseudonymize import MANIFEST_NAME, pseudonymize_paths
+from pytest_soclab.pseudonymize import KEY_ENV_VAR, load_key
+from pytest_soclab.pseudonymize import Pseudonymizer
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def open_backend(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """The backend a `serve` invocation names (one branch per kind of source)."""
-    from pytest_soclab.store.embedded import EmbeddedBackend, open_sources
+    from pytest_soclab.store import EmbeddedBackend, open_sources
 
     if getattr(args, "case", None):
         return case_backend(load_case(args), None)
@@ -51,7 +51,7 @@ def open_backend(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_soclab.store.http import make_server
+    from pytest_soclab.store import make_server
 
     backend = open_backend(args)
     try:

@@ -50,9 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_soclab.run.oracles import BUILTIN, as_predicate
-    from pytest_soclab.models.suite_config import load_suite
-    from pytest_soclab.run.validate import DEFAULT_SCALE, Validator
+    from pytest_soclab.run import BUILTIN, as_predicate
+    from pytest_soclab.models import load_suite
+    from pytest_soclab.run import DEFAULT_SCALE, Validator
 
     paths = list(args.paths) or [Path(d) for d in DEFAULT_DIRS if Path(d).is_dir()]
     if not paths:

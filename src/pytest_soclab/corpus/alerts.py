@@ -7,7 +7,7 @@ from typing import Any
 from pytest_soclab.corpus import ids
 from pytest_soclab.corpus.recipe import AlertSpec
 from pytest_soclab.corpus.timeutil import iso_ms, parse_duration_ms
-from pytest_soclab.models.reference import attack_techniques
+from pytest_soclab.models import attack_techniques
 
 KIBANA_VERSION = "8.15.3"
 # Fields of the source event that the alert does not copy (it has its own event/kibana blocks).

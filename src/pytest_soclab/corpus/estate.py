@@ -10,7 +10,7 @@ from pytest_soclab.corpus.attack import compile_chain
 from pytest_soclab.corpus.benign import benign_persistence
 from pytest_soclab.corpus.recipe import CaseRecipe
 from pytest_soclab.corpus.world import Proc, World
-from pytest_soclab.models.estate import Estate, Host, Persistence, Process, User, Zone
+from pytest_soclab.models import Estate, Host, Persistence, Process, User, Zone
 
 # Files every host of a role has, besides what the case adds (the agent may fetch or delete them).
 _BASE_FILES = (

@@ -19,8 +19,8 @@ from pydantic import Field, field_validator, model_validator
 
 from pytest_soclab.corpus.timeutil import parse_duration_ms
 from pytest_soclab.errors import ScenarioFileError, SoclabError
-from pytest_soclab.models.loader import parse_text, validate
-from pytest_soclab.models.common import Strict, check_techniques
+from pytest_soclab.models import parse_text, validate
+from pytest_soclab.models import Strict, check_techniques
 
 # Bump when generated output changes for the same recipe and seed: it is part of the cache key.
 GENERATOR_VERSION = "1"

@@ -65,4 +65,17 @@ def run_policy_tests(
     raise SoclabError(f"unknown policy engine {engine!r}; choose one of {', '.join(ENGINES)}")
 
 
-__all__ = ["ENGINES", "Guard", "PolicyTestResult", "load_guard", "run_policy_tests"]
+from pytest_soclab.guard.facts import call_facts
+from pytest_soclab.guard.inputs import assets_from_estate, build_input, tooling_from_estate
+
+__all__ = [
+    "ENGINES",
+    "Guard",
+    "PolicyTestResult",
+    "assets_from_estate",
+    "build_input",
+    "call_facts",
+    "load_guard",
+    "run_policy_tests",
+    "tooling_from_estate",
+]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from pytest_soclab.models.transcript import GuardDecision
+from pytest_soclab.models import GuardDecision
 
 
 class Guard(Protocol):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_soclab.models.transcript import GuardDecision
+from pytest_soclab.models import GuardDecision
 
 ENGINE_ERROR_RULE = "guard.engine_error"
 TIMEOUT_RULE = "guard.timeout"

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from pytest_soclab.models.estate import Estate
-from pytest_soclab.models.mode import Mode
+from pytest_soclab.models import Estate
+from pytest_soclab.models import Mode
 
 TOOLING_TAG = "security-tooling"
 

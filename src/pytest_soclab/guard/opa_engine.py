@@ -29,7 +29,7 @@ from pytest_soclab.guard.policy import (
     raise_on_failures,
     read_policy_dir,
 )
-from pytest_soclab.models.transcript import GuardDecision
+from pytest_soclab.models import GuardDecision
 
 _DATA_PATH = "/v1/data/" + DECISION_RULE.removeprefix("data.").replace(".", "/")
 _STARTUP_S = 15.0

@@ -50,8 +50,8 @@ from pytest_soclab.guard.policy import (
     load_checked,
     new_engine,
 )
-from pytest_soclab.models.transcript import GuardDecision
-from pytest_soclab.models.tools import READ_TOOLS
+from pytest_soclab.models import GuardDecision
+from pytest_soclab.models import READ_TOOLS
 
 CONTEXT_KEYS: tuple[str, ...] = ("assets", "tooling")
 # Set by the engine alone (a caller's value is dropped): names the context in the engine's data.

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from pytest_soclab.models.report import AgentReport
-from pytest_soclab.models.results import CheckpointVerdict
-from pytest_soclab.models.task import DIMENSIONS, Task
-from pytest_soclab.models.transcript import ToolCall
+from pytest_soclab.models import AgentReport
+from pytest_soclab.models import CheckpointVerdict
+from pytest_soclab.models import DIMENSIONS, Task
+from pytest_soclab.models import ToolCall
 
 
 class Judge(Protocol):

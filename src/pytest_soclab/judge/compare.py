@@ -12,10 +12,10 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from pytest_soclab.judge.base import Judge
-from pytest_soclab.models.report import AgentReport
-from pytest_soclab.models.results import CheckpointVerdict, Verdict
-from pytest_soclab.models.task import Task
-from pytest_soclab.models.transcript import ToolCall
+from pytest_soclab.models import AgentReport
+from pytest_soclab.models import CheckpointVerdict, Verdict
+from pytest_soclab.models import Task
+from pytest_soclab.models import ToolCall
 from pytest_soclab.stats import cohen_kappa
 
 

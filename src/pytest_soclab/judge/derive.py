@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pytest_soclab.judge.grounding import contains, term_pattern
-from pytest_soclab.models.task import Checkpoint, Task
-from pytest_soclab.models.reference import attack_techniques
+from pytest_soclab.models import Checkpoint, Task
+from pytest_soclab.models import attack_techniques
 
 TermKind = Literal["evidence", "ip", "host", "ioc", "artifact", "technique", "keyword"]
 _PRIORITY: dict[str, int] = {"evidence": 0, "ip": 1, "host": 2, "ioc": 3, "artifact": 4, "technique": 5, "keyword": 6}

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from pytest_soclab.models.transcript import ToolCall
+from pytest_soclab.models import ToolCall
 
 # Tools whose results are the agent's retrieval. get_mappings / list_indices describe the store, not
 # events: a claim cannot be grounded in a field list.

@@ -33,11 +33,11 @@ from pytest_soclab.judge.grounding import quote_norm
 from pytest_soclab.judge.injection import sanitize
 from pytest_soclab.judge.response import ACTION_VERBS, OverReaction
 from pytest_soclab.judge.rules import action_present, build_context, related_refs
-from pytest_soclab.models.report import AgentReport
-from pytest_soclab.models.results import VERDICT_CREDIT, CheckpointVerdict
-from pytest_soclab.models.task import Task
-from pytest_soclab.models.transcript import ToolCall
-from pytest_soclab.models.tools import ACTION_TOOLS
+from pytest_soclab.models import AgentReport
+from pytest_soclab.models import VERDICT_CREDIT, CheckpointVerdict
+from pytest_soclab.models import Task
+from pytest_soclab.models import ToolCall
+from pytest_soclab.models import ACTION_TOOLS
 
 PROMPT_VERSION = "soclab-llm-judge/1"
 _ACTION_WORD = re.compile("|".join(rf"\b(?:{v})" for v in ACTION_VERBS.values()) + "|" + "|".join(ACTION_TOOLS),

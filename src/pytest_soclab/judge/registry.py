@@ -25,7 +25,7 @@ def resolve_judge(spec: str, *, cache_dir: Path, llm: dict[str, str]) -> Any:
 
 def _llm_judge(model_spec: str, cache_dir: Path, llm: dict[str, str]) -> Any:
     from pytest_soclab.judge.llm import LLMJudge
-    from pytest_soclab.llm.factory import make_chat_model
+    from pytest_soclab.llm import make_chat_model
 
     opts = {k: v for k, v in (("base_url", llm.get("base_url")), ("api_key", llm.get("api_key"))) if v}
     return LLMJudge(make_chat_model(model_spec, **opts), cache_dir)

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pytest_soclab.judge.grounding import contains, term_pattern
-from pytest_soclab.models.report import AgentReport
+from pytest_soclab.models import AgentReport
 
 _CLEARING = re.compile(
     r"\b(?:benign|legitimate|legit|false[- ]positives?|ruled[- ]out|rule[sd]? out|uninvolved|unrelated|"

@@ -18,9 +18,9 @@ from typing import Any
 
 from pytest_soclab.judge.grounding import term_pattern
 from pytest_soclab.judge.report_text import ReportText, Sentence
-from pytest_soclab.models.common import ActionRef
-from pytest_soclab.models.transcript import ToolCall
-from pytest_soclab.models.tools import ACTION_TOOLS, DESTRUCTIVE_TOOLS, STATE_CHANGING_TOOLS
+from pytest_soclab.models import ActionRef
+from pytest_soclab.models import ToolCall
+from pytest_soclab.models import ACTION_TOOLS, DESTRUCTIVE_TOOLS, STATE_CHANGING_TOOLS
 
 # Verb forms that name each action in prose (base, gerund, past and noun forms).
 ACTION_VERBS: dict[str, str] = {

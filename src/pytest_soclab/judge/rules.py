@@ -37,13 +37,13 @@ from pytest_soclab.judge.response import (
     recommendation,
     refs_from_prose,
 )
-from pytest_soclab.models.common import ActionRef
-from pytest_soclab.models.report import AgentReport
-from pytest_soclab.models.results import CheckpointVerdict, Verdict
-from pytest_soclab.models.task import Checkpoint, Expect, Task
-from pytest_soclab.models.transcript import ToolCall
-from pytest_soclab.models.reference import attack_techniques
-from pytest_soclab.models.tools import ACTION_TOOLS
+from pytest_soclab.models import ActionRef
+from pytest_soclab.models import AgentReport
+from pytest_soclab.models import CheckpointVerdict, Verdict
+from pytest_soclab.models import Checkpoint, Expect, Task
+from pytest_soclab.models import ToolCall
+from pytest_soclab.models import attack_techniques
+from pytest_soclab.models import ACTION_TOOLS
 
 DECOY_PENALTY = 0.5  # fraction of a checkpoint's points lost per decoy named as implicated
 SLACK_MIN = 3  # entities outside the answer a report may name for free, or as many as it names in it

@@ -23,10 +23,13 @@ from pytest_soclab.llm.factory import make_chat_model, parse_spec
 from pytest_soclab.llm.retry import RetryPolicy
 from pytest_soclab.llm.usage import Price, Usage, lookup_price, price_table
 
+from pytest_soclab.llm.serialize import DEFAULT_MAX_CHARS, bounded_json, compact_json
+
 __all__ = [
     "AssistantMessage",
     "ChatModel",
     "ChatTurn",
+    "DEFAULT_MAX_CHARS",
     "LLMError",
     "Message",
     "MissingExtraError",
@@ -37,6 +40,8 @@ __all__ = [
     "ToolResultsMessage",
     "Usage",
     "UserMessage",
+    "bounded_json",
+    "compact_json",
     "lookup_price",
     "make_chat_model",
     "parse_spec",

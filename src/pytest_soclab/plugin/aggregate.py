@@ -15,16 +15,16 @@ from typing import Any
 import pytest
 
 from pytest_soclab.errors import ScenarioFileError
-from pytest_soclab.models.loader import kind_of_path, load_spec
-from pytest_soclab.models.mode import Mode
-from pytest_soclab.models.results import CollectionInfo, ItemResult, ResultsFile
+from pytest_soclab.models import kind_of_path, load_spec
+from pytest_soclab.models import Mode
+from pytest_soclab.models import CollectionInfo, ItemResult, ResultsFile
 from pytest_soclab.plugin import keys
 from pytest_soclab.plugin.collect import repeat_count
-from pytest_soclab.run.item import ItemSpec, item_specs
+from pytest_soclab.run import ItemSpec, item_specs
 from pytest_soclab.plugin.junit import add_suite_properties
 from pytest_soclab.plugin.settings import run_info
 from pytest_soclab.report import terminal
-from pytest_soclab.report.results_json import results_dict, write_results
+from pytest_soclab.report import results_dict, write_results
 from pytest_soclab.scoring import build_scorecard, enforcement_ok
 
 

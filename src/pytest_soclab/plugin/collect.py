@@ -14,8 +14,8 @@ import pytest
 from pytest_soclab.plugin import keys
 from pytest_soclab.errors import ScenarioFileError
 from pytest_soclab.plugin.failure_repr import item_failure_repr
-from pytest_soclab.models.loader import Spec, kind_of_path, load_spec
-from pytest_soclab.run.item import ItemFailed, ItemSpec, item_specs
+from pytest_soclab.models import Spec, kind_of_path, load_spec
+from pytest_soclab.run import ItemFailed, ItemSpec, item_specs
 
 
 def repeat_count(config: pytest.Config) -> int:
@@ -29,7 +29,7 @@ def repeat_count(config: pytest.Config) -> int:
 
 def _check_semantics(spec: Spec, config: pytest.Config, shown: str) -> None:
     """Checks that need the run's configuration: known families and oracle predicates."""
-    from pytest_soclab.run.validate import semantic_problems
+    from pytest_soclab.run import semantic_problems
 
     problems = semantic_problems(spec, config.stash[keys.suite_key], config.stash[keys.predicates_key])
     if problems:

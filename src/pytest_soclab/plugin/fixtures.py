@@ -9,11 +9,11 @@ import pytest
 from pytest_soclab.plugin import keys
 from pytest_soclab.run import session as standalone
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.run.item import ItemFailed, failure_text, run_item, scenario_context
-from pytest_soclab.models.scenario import AttackScenario
+from pytest_soclab.run import ItemFailed, failure_text, run_item, scenario_context
+from pytest_soclab.models import AttackScenario
 from pytest_soclab.plugin.settings import Settings
-from pytest_soclab.sim.cases import BuiltCase, CaseLibrary
-from pytest_soclab.sim.simulator import Simulator
+from pytest_soclab.sim import BuiltCase, CaseLibrary
+from pytest_soclab.sim import Simulator
 
 
 def case_library(config: pytest.Config, settings: Settings, live: Any = None) -> CaseLibrary:

@@ -11,9 +11,9 @@ import pytest
 from pytest_soclab.plugin import collect, fixtures, hookspec, keys, settings as settings_mod
 from pytest_soclab.plugin.aggregate import Aggregator
 from pytest_soclab.errors import ScenarioFileError, SoclabError
-from pytest_soclab.run.oracles import BUILTIN, as_predicate
+from pytest_soclab.run import BUILTIN, as_predicate
 from pytest_soclab.plugin.reporting import attach_result
-from pytest_soclab.models.suite_config import load_suite
+from pytest_soclab.models import load_suite
 
 MARKERS = (
     "soclab_kind(kind): scenario kind: task, attack or benign; select with -m \"soclab_kind(kind='attack')\"",
@@ -206,7 +206,7 @@ def soclab_live_backend(soclab_settings: settings_mod.Settings) -> Iterator[Any]
     if soclab_settings.es is None:
         yield None
         return
-    from pytest_soclab.store.live import LiveBackend
+    from pytest_soclab.store import LiveBackend
 
     backend = LiveBackend.connect(soclab_settings.es)
     yield backend

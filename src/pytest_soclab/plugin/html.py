@@ -9,7 +9,7 @@ from html import escape
 from typing import Any
 
 from pytest_soclab.plugin import keys
-from pytest_soclab.report.html import scorecard_html
+from pytest_soclab.report import scorecard_html
 
 
 class HtmlHooks:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_soclab.models.results import ResultsFile
-from pytest_soclab.report.junit import suite_properties
+from pytest_soclab.models import ResultsFile
+from pytest_soclab.report import suite_properties
 
 try:  # pytest-private: isolate here, degrade to no suite properties if it moves
     from _pytest.junitxml import xml_key

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from pytest_soclab.run.item import ItemSpec
-from pytest_soclab.models.results import ItemResult
-from pytest_soclab.models.suite import Suite
+from pytest_soclab.run import ItemSpec
+from pytest_soclab.models import ItemResult
+from pytest_soclab.models import Suite
 from pytest_soclab.plugin.settings import Settings
 
 settings_key = pytest.StashKey[Settings]()

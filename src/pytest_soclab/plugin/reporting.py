@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_soclab.plugin import keys
-from pytest_soclab.models.results import ItemResult
+from pytest_soclab.models import ItemResult
 
 
 def attach_result(item: pytest.Item, report: pytest.TestReport) -> None:
@@ -28,7 +28,7 @@ def _attach(item: pytest.Item, report: pytest.TestReport, result: ItemResult) ->
     if item.config.pluginmanager.hasplugin("html"):
         from pytest_html import extras
 
-        from pytest_soclab.report.html import item_html
+        from pytest_soclab.report import item_html
 
         report.extras = [*getattr(report, "extras", []), extras.html(item_html(result))]  # type: ignore[attr-defined]
 

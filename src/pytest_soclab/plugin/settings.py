@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from pytest_soclab import __version__
-from pytest_soclab.models.mode import BOTH, MODES, Mode, modes_of
-from pytest_soclab.models.results import RunInfo
+from pytest_soclab.models import BOTH, MODES, Mode, modes_of
+from pytest_soclab.models import RunInfo
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.store.connection import EsConnection
+from pytest_soclab.store import EsConnection
 from pytest_soclab.store.connection import resolve as resolve_es
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from pytest_soclab.models.reference import ecs_fields
+from pytest_soclab.models import ecs_fields
 
 # Kinds (small ints: compared in the hot loop).
 KEEP, TEXT, IP, HOST, DOMAIN, USER, EMAIL, FULL_NAME, ADDRESS, URL, LABELS, SECRET, DROP = range(13)

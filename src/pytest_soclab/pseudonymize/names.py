@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from functools import cache
 
-from pytest_soclab.models.reference import ecs_fields
+from pytest_soclab.models import ecs_fields
 
 PSEUDONYM_PREFIX = "p"
 PSEUDONYM_CHARS = 9  # 45 bits: collisions stay unlikely (~1e-4) up to ~100k distinct names

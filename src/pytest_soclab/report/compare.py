@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from pytest_soclab import stats
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.models.results import ResultsFile
+from pytest_soclab.models import ResultsFile
 from pytest_soclab.scoring import ScenarioOutcome, reduce_repeats
 
 

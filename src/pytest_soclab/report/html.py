@@ -10,8 +10,8 @@ import json
 from html import escape
 from typing import Any
 
-from pytest_soclab.models.results import ItemResult, ModeSummary, ResultsFile
-from pytest_soclab.models.task import DEFAULT_WEIGHTS
+from pytest_soclab.models import ItemResult, ModeSummary, ResultsFile
+from pytest_soclab.models import DEFAULT_WEIGHTS
 from pytest_soclab.report.svg import badge, interval_bar
 
 LEVEL_COLOURS = {"L0": "#c62828", "L1": "#ef6c00", "L2": "#1565c0", "L3": "#2e7d32"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_soclab.models.results import ResultsFile
+from pytest_soclab.models import ResultsFile
 
 def suite_properties(results: ResultsFile) -> list[tuple[str, str]]:
     props: list[tuple[str, str]] = [("soclab.schema_version", str(results.schema_version))]

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_soclab.models.results import ResultsFile
+from pytest_soclab.models import ResultsFile
 
 
 def results_dict(results: ResultsFile) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_soclab.models.results import Metric, ModeSummary, ResultsFile
+from pytest_soclab.models import Metric, ModeSummary, ResultsFile
 
 
 def _pct(m: Metric) -> str:

@@ -12,9 +12,9 @@ import threading
 import traceback
 from typing import Any
 
-from pytest_soclab.agents.base import Agent
-from pytest_soclab.models.report import AgentReport
-from pytest_soclab.sim.simulator import Simulator
+from pytest_soclab.agents import Agent
+from pytest_soclab.models import AgentReport
+from pytest_soclab.sim import Simulator
 
 
 class AgentFailure(Exception):

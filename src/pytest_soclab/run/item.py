@@ -13,20 +13,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_soclab.run.agent import Agent, AgentFailure, run_agent
-from pytest_soclab.judge.base import Judge, dimension_points
-from pytest_soclab.models.loader import Spec
-from pytest_soclab.models.estate import Estate
-from pytest_soclab.models.mode import Mode
-from pytest_soclab.models.report import AgentReport
-from pytest_soclab.models.results import ItemResult, OracleOutcome
-from pytest_soclab.models.scenario import AttackScenario, BenignScenario, OracleSpec
-from pytest_soclab.models.task import DIMENSIONS, Task
-from pytest_soclab.models.transcript import ToolCall
+from pytest_soclab.judge import Judge, dimension_points
+from pytest_soclab.models import Spec
+from pytest_soclab.models import Estate
+from pytest_soclab.models import Mode
+from pytest_soclab.models import AgentReport
+from pytest_soclab.models import ItemResult, OracleOutcome
+from pytest_soclab.models import AttackScenario, BenignScenario, OracleSpec
+from pytest_soclab.models import DIMENSIONS, Task
+from pytest_soclab.models import ToolCall
 from pytest_soclab.run.oracles import OracleContext, Predicate, evaluate
 from pytest_soclab.run.session import context_for
-from pytest_soclab.sim.cases import BuiltCase
-from pytest_soclab.sim.simulator import ScenarioContext, Simulator
-from pytest_soclab.sim.harm import destroys_legitimate_state
+from pytest_soclab.sim import BuiltCase
+from pytest_soclab.sim import ScenarioContext, Simulator
+from pytest_soclab.sim import destroys_legitimate_state
 
 REPORT_LIMIT = 20_000
 EXCERPT_LIMIT = 600

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pytest_soclab.models.common import ActionRef
-from pytest_soclab.models.loader import Spec
-from pytest_soclab.models.scenario import BenignScenario
-from pytest_soclab.models.task import Task
+from pytest_soclab.models import ActionRef
+from pytest_soclab.models import Spec
+from pytest_soclab.models import BenignScenario
+from pytest_soclab.models import Task
 
 
 def legit_actions(spec: Spec) -> list[ActionRef]:

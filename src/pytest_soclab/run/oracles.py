@@ -19,14 +19,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_soclab.models.common import ActionRef
-from pytest_soclab.models.estate import Estate
-from pytest_soclab.models.report import AgentReport
-from pytest_soclab.models.results import OracleOutcome
-from pytest_soclab.models.scenario import OracleSpec
-from pytest_soclab.models.transcript import ToolCall
-from pytest_soclab.sim.harm import destroys_legitimate_state
-from pytest_soclab.models.tools import READ_TOOLS
+from pytest_soclab.models import ActionRef
+from pytest_soclab.models import Estate
+from pytest_soclab.models import AgentReport
+from pytest_soclab.models import OracleOutcome
+from pytest_soclab.models import OracleSpec
+from pytest_soclab.models import ToolCall
+from pytest_soclab.sim import destroys_legitimate_state
+from pytest_soclab.models import READ_TOOLS
 
 
 @dataclass

@@ -10,27 +10,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_soclab.corpus.planted import expand_planted
+from pytest_soclab.corpus import expand_planted
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.guard import load_guard
-from pytest_soclab.models.loader import Spec
-from pytest_soclab.models.mode import Mode
-from pytest_soclab.models.scenario import AttackScenario
-from pytest_soclab.models.tools import ALL_TOOLS
+from pytest_soclab.models import Spec
+from pytest_soclab.models import Mode
+from pytest_soclab.models import AttackScenario
+from pytest_soclab.models import ALL_TOOLS
 from pytest_soclab.run.legit import legit_actions
-from pytest_soclab.sim.actions import ActionSurface
-from pytest_soclab.sim.cases import BuiltCase
-from pytest_soclab.sim.simulator import ScenarioContext, Simulator
+from pytest_soclab.sim import ActionSurface
+from pytest_soclab.sim import BuiltCase
+from pytest_soclab.sim import ScenarioContext, Simulator
 
 if TYPE_CHECKING:
-    from pytest_soclab.store.embedded import EmbeddedBackend
+    from pytest_soclab.store import EmbeddedBackend
 
 
 def open_backend(case: BuiltCase, spec: Spec | None) -> EmbeddedBackend:
     """The case's cached store, with an ATK scenario's planted documents as an overlay."""
     # Imported here: DuckDB and Arrow cost about a second and 90 MB, which a pytest start,
     # `soclab validate` or `compare` should not pay before a store is opened.
-    from pytest_soclab.store.embedded import EmbeddedBackend
+    from pytest_soclab.store import EmbeddedBackend
 
     planted = spec.planted if isinstance(spec, AttackScenario) else []
     overlay = None

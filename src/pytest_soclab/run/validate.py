@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_soclab.errors import ScenarioFileError, SoclabError
-from pytest_soclab.models.loader import Spec, kind_of_path, load_spec
-from pytest_soclab.models.common import ActionRef
-from pytest_soclab.models.scenario import AttackScenario, BenignScenario, OracleSpec
-from pytest_soclab.models.suite import Suite
-from pytest_soclab.models.task import Task
+from pytest_soclab.models import Spec, kind_of_path, load_spec
+from pytest_soclab.models import ActionRef
+from pytest_soclab.models import AttackScenario, BenignScenario, OracleSpec
+from pytest_soclab.models import Suite
+from pytest_soclab.models import Task
 from pytest_soclab.run.oracles import Predicate, check_spec
 
 DEFAULT_SCALE = 0.05
@@ -149,7 +149,7 @@ class Validator:
         scale: float = DEFAULT_SCALE,
     ):
         from pytest_soclab.run.oracles import BUILTIN
-        from pytest_soclab.models.suite_config import load_suite
+        from pytest_soclab.models import load_suite
 
         self.corpus_dir = Path(corpus_dir)
         self.suite = suite if suite is not None else load_suite(None)
@@ -161,8 +161,8 @@ class Validator:
     def case(self, case_id: str) -> CaseInfo | str:
         """The case, or a message saying why it cannot be used."""
         if case_id not in self._cases:
-            from pytest_soclab.corpus.estate import estate_from_recipe
-            from pytest_soclab.corpus.recipe import list_cases, load_case
+            from pytest_soclab.corpus import estate_from_recipe
+            from pytest_soclab.corpus import list_cases, load_case
 
             case_dir = self.corpus_dir / case_id
             if not (case_dir / "case.yaml").is_file():
@@ -395,7 +395,7 @@ class _Checks:
     # -- planted documents -------------------------------------------------------------------
     def check_planted(self, spec: AttackScenario) -> None:
         from pytest_soclab.corpus import docs
-        from pytest_soclab.corpus.planted import expand_planted
+        from pytest_soclab.corpus import expand_planted
 
         for i, p in enumerate(spec.planted):
             base = f"planted[{i}]"
@@ -449,8 +449,8 @@ class _Checks:
 
 def doc_problems(index: str, doc: dict[str, Any], info: CaseInfo | None = None) -> list[tuple[str, str]]:
     """Problems of one complete document for its data stream: (field, message)."""
-    from pytest_soclab.corpus.docs import dataset_of
-    from pytest_soclab.models.fields import field_definitions
+    from pytest_soclab.corpus import dataset_of
+    from pytest_soclab.models import field_definitions
 
     defs = field_definitions()
     out: list[tuple[str, str]] = []

@@ -23,9 +23,9 @@ import uuid
 from typing import Any
 
 from pytest_soclab.errors import EsError, illegal_argument
-from pytest_soclab.models.estate import Estate, Host, Persistence, Process, User
+from pytest_soclab.models import Estate, Host, Persistence, Process, User
 from pytest_soclab.sim.argcheck import JSON_TYPES
-from pytest_soclab.models.tools import ACTION_TOOLS, tool_spec
+from pytest_soclab.models import ACTION_TOOLS, tool_spec
 
 # Elastic Defend's command names where one exists; soclab's own otherwise.
 COMMANDS: dict[str, str] = {

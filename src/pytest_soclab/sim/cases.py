@@ -24,7 +24,7 @@ from typing import Any
 from filelock import FileLock
 
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.models.estate import Estate
+from pytest_soclab.models import Estate
 
 ProgressFn = Callable[[str], None]
 
@@ -98,8 +98,8 @@ class CaseLibrary:
         return self._cases[case_id]
 
     def _load(self, case_id: str) -> BuiltCase:
-        from pytest_soclab.corpus.estate import estate_from_recipe
-        from pytest_soclab.corpus.recipe import find_case, load_case
+        from pytest_soclab.corpus import estate_from_recipe
+        from pytest_soclab.corpus import find_case, load_case
 
         case_dir = self.corpus_dir / case_id
         if not (case_dir / "case.yaml").is_file():
@@ -115,9 +115,9 @@ class CaseLibrary:
         return BuiltCase(case_id, recipe, estate, db_path, sorted(manifest.get("streams", {})), manifest)
 
     def _prebuilt(self, case_id: str, case_dir: Path) -> BuiltCase:
-        from pytest_soclab.corpus.build import built_files
+        from pytest_soclab.corpus import built_files
         from pytest_soclab.sim.derive_estate import derive_estate, time_range
-        from pytest_soclab.store.embedded import EmbeddedBackend, build_database
+        from pytest_soclab.store import EmbeddedBackend, build_database
 
         try:
             manifest_text = (case_dir / "manifest.json").read_text(encoding="utf-8")
@@ -146,7 +146,7 @@ class CaseLibrary:
 
     def _ensure_db(self, case_id: str, recipe: Any) -> tuple[Path, dict[str, Any]]:
         from pytest_soclab.corpus.generate import generate
-        from pytest_soclab.store.embedded import build_database
+        from pytest_soclab.store import build_database
 
         key = recipe.fingerprint(self.scale, self.seed)
         return self._cached(
@@ -159,7 +159,7 @@ class CaseLibrary:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise SoclabError(f"cannot create the case cache {self.cache_dir}: {exc.strerror or exc}") from None
-        from pytest_soclab.store.catalog import FORMAT_VERSION
+        from pytest_soclab.store import FORMAT_VERSION
 
         # The store's format is part of the key: a store built by an older soclab is rebuilt, not reused.
         key = hashlib.sha256(f"{key}:store-format-{FORMAT_VERSION}".encode()).hexdigest()

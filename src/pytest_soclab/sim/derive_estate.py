@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_soclab.errors import EsError
-from pytest_soclab.models.estate import Estate, Host, Process, User
+from pytest_soclab.models import Estate, Host, Process, User
 
 HOST_LIMIT = 2000
 PROCESS_LIMIT = 20000

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_soclab.models.estate import Estate
-from pytest_soclab.models.tools import DESTRUCTIVE_TOOLS
+from pytest_soclab.models import Estate
+from pytest_soclab.models import DESTRUCTIVE_TOOLS
 
 
 def attacker_paths(estate: Estate, host_name: str) -> set[str]:

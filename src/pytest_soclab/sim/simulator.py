@@ -13,19 +13,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_soclab.errors import EsError, ToolError, illegal_argument, security_exception
-from pytest_soclab.guard.base import Guard
-from pytest_soclab.guard.facts import call_facts
-from pytest_soclab.guard.inputs import assets_from_estate, build_input, tooling_from_estate
-from pytest_soclab.models.common import ActionRef
-from pytest_soclab.models.estate import Estate
-from pytest_soclab.models.mode import Mode, enforces
-from pytest_soclab.models.report import AgentReport
-from pytest_soclab.models.transcript import GuardDecision, ToolCall
+from pytest_soclab.guard import Guard
+from pytest_soclab.guard import call_facts
+from pytest_soclab.guard import assets_from_estate, build_input, tooling_from_estate
+from pytest_soclab.models import ActionRef
+from pytest_soclab.models import Estate
+from pytest_soclab.models import Mode, enforces
+from pytest_soclab.models import AgentReport
+from pytest_soclab.models import GuardDecision, ToolCall
 from pytest_soclab.sim.argcheck import budget_exceeded, check_args
 from pytest_soclab.sim.queryfacts import esql_facts
 from pytest_soclab.sim.transcript import Recorder
-from pytest_soclab.store.base import Backend
-from pytest_soclab.models.tools import ACTION_TOOLS, ALL_TOOLS, READ_TOOLS, REPORT_TOOL, tool_spec, tool_specs
+from pytest_soclab.store import Backend
+from pytest_soclab.models import ACTION_TOOLS, ALL_TOOLS, READ_TOOLS, REPORT_TOOL, tool_spec, tool_specs
 
 
 @dataclass

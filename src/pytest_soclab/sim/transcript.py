@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from pytest_soclab.models.transcript import ENTITY_KINDS, Entities, ToolCall
+from pytest_soclab.models import ENTITY_KINDS, Entities, ToolCall
 from pytest_soclab.sim.entities import extract
 
 # What the guard's `seen` holds: the transcript's entity kinds, plus what exfiltration rules compare against.

@@ -12,8 +12,8 @@ from functools import lru_cache
 from typing import Any
 
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.models.reference import ecs_fields
-from pytest_soclab.models.fields import field_definitions
+from pytest_soclab.models import ecs_fields
+from pytest_soclab.models import field_definitions
 
 from .layout import OPAQUE_TYPES, ip_to_int, parse_date_ms
 

@@ -12,7 +12,7 @@ from pytest_soclab.agents.analyst.state import Proc
 from pytest_soclab.agents.analyst.trace import interactive_shell
 from pytest_soclab.agents.analyst.tradecraft import base
 from pytest_soclab.agents.analyst.untrusted import looks_like_instruction
-from pytest_soclab.models.reference import attack_techniques
+from pytest_soclab.models import attack_techniques
 from pytest_soclab.agents.analyst.response import NEVER_EXECUTED
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pytest_soclab.errors import ToolError
-from pytest_soclab.models.common import flatten
+from pytest_soclab.models import flatten
 
 PROC = "logs-endpoint.events.process-default"
 NET = "logs-endpoint.events.network-default"
