@@ -10,8 +10,8 @@ from ..catalog import IndexInfo
 from ..engine import Engine
 from ..layout import DOC_COL
 from ..sqlutil import ident
+from .build import Ctx
 from .errors import bad_request, parsing_exception, shard_failure, unsupported
-from .query import Ctx
 
 
 @dataclass

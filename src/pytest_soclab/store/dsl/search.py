@@ -14,9 +14,10 @@ from ..layout import DOC_COL, ID_COL
 from ..render import build_source, field_values, source_filter
 from ..sqlutil import ident, string
 from .aggs import run_aggs
+from .build import Ctx
 from .errors import EsError, bad_request, parsing_exception, shard_failure, unsupported
 from .plan import Plan, SortKey, fetch_docs, filtered, parse_sort
-from .query import Ctx, compile_query
+from .query import compile_query
 from .sorting import SENTINELS, after_condition, field_sort_expr, missing_literal, sort_families, sort_value
 
 MAX_RESULT_WINDOW = 10_000

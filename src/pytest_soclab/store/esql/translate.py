@@ -271,13 +271,13 @@ class Translator:
         return None
 
     def _fulltext_sql(self, info: IndexInfo, dsl: Any) -> str:
-        from ..dsl.query import Ctx as DslCtx
+        from ..dsl.build import Ctx as DslCtx
         from ..dsl.query import compile_query
 
         return compile_query(dsl, DslCtx(info, self.engine.now()), False).where
 
     def _score_sql(self, info: IndexInfo, ft: dict[int, tuple[str, Any]]) -> str:
-        from ..dsl.query import Ctx as DslCtx
+        from ..dsl.build import Ctx as DslCtx
         from ..dsl.query import compile_query
 
         if not ft:
