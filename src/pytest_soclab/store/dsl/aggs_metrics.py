@@ -113,7 +113,6 @@ def _top_hits_by(run: Runner, node: AggNode, level: Level, out: Results, sort: l
 
 
 def _top_hits_window(run: Runner, node: AggNode, level: Level, out: Results) -> None:
-    from ..render import build_source, source_filter
     p = node.params
     size = int_param(p, "size", 3, minimum=0)
     offset = int_param(p, "from", 0, minimum=0)

@@ -11,7 +11,9 @@ from ..layout import cidr_range, ip_to_int
 from ..sqlutil import literal
 from .aggs_parse import AggNode, float_param, int_param, number_param
 from .aggs_run import Level, Results, Runner
-from .aggs_values import FieldCol, bound_sql, date_bucket, fill_keys, known_parents, order_buckets, range_bucket, sub_results
+from .aggs_values import (
+    FieldCol, bound_sql, date_bucket, fill_keys, known_parents, order_buckets, range_bucket, sub_results,
+)
 from .datemath import DateMathError, evaluate
 from .errors import bad_request, parsing_exception, shard_failure
 

@@ -7,7 +7,10 @@ from typing import Any
 from ..datefmt import parse_timezone
 from .aggs_parse import BUCKET_TYPES, METRIC_TYPES, AggNode, int_param, number_param
 from .aggs_run import Level, Results, Runner
-from .aggs_values import FieldCol, after_key_literal, composite_value, date_bucket, empty_result, include_exclude, known_parents, missing_sql, order_metric, render_key, sub_results
+from .aggs_values import (
+    FieldCol, after_key_literal, composite_value, date_bucket, empty_result, include_exclude,
+    known_parents, missing_sql, order_metric, render_key, sub_results,
+)
 from .errors import EsError, bad_request, parsing_exception, unsupported
 
 

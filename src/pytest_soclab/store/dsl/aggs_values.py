@@ -14,6 +14,7 @@ from ..mappings import DATE_TYPES, FLOAT_TYPES, INTEGER_TYPES
 from ..sqlutil import literal, string
 from .aggs_parse import CALENDAR, UNIT_MS, AggNode, float_param
 from .errors import EsError, bad_request, parsing_exception, unsupported
+from .lucene_regex import to_re2
 
 
 @dataclass
@@ -327,8 +328,6 @@ def include_exclude(p: dict[str, Any], col: FieldCol, key: str) -> str:
         if isinstance(spec, str):
             if col.family != "str":
                 raise bad_request(f"Aggregation [{name}] regex only applies to string fields")
-            from .lucene_regex import to_re2
-
             cond = f"regexp_full_match({key}, {string(to_re2(spec))})"
         elif isinstance(spec, list):
             lits = ", ".join(key_literal(_parse_key(v, col), col.family) for v in spec) or "NULL"

@@ -7,9 +7,9 @@ from typing import Any
 from ..catalog import FieldRef
 from . import text
 from .build import (
-    FALSE, TRUE, Compiled, Ctx, and_, any_value, boost_of, check_keys, expand_fields, field_body, min_should_match,
-    or_, resolve_field, scored,
-)  # fmt: skip
+    FALSE, TRUE, Compiled, Ctx, and_, any_value, boost_of, check_keys, expand_fields, field_body,
+    min_should_match, or_, resolve_field, scored,
+)
 from .errors import EsError, parsing_exception, unsupported
 from .literals import as_string, is_keyword, is_text
 from .termlevel import equals, prefix_pred

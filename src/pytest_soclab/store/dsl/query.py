@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .build import FALSE, MATCH_ALL, TRUE, Compiled, Ctx, and_, boost_of, check_keys, min_should_match, or_, scored
+from .build import (
+    FALSE, MATCH_ALL, TRUE, Compiled, Ctx, and_, boost_of, check_keys, min_should_match, or_, scored,
+)
 from .errors import parsing_exception, unsupported
 from .fulltext import (
     combined_fields_query, match_bool_prefix_query, match_phrase_query, match_query, multi_match_query,

@@ -16,11 +16,13 @@ from ..mappings import DATE_TYPES, FLOAT_TYPES, INTEGER_TYPES
 from ..sqlutil import glob_sql, ident, literal, string
 from . import text
 from .build import (
-    FALSE, TRUE, Compiled, Ctx, any_value, boost_of, check_keys, col_sql, expand_fields, field_body, fuzziness,
-    index_names, or_, resolve_field, scored,
-)  # fmt: skip
+    FALSE, TRUE, Compiled, Ctx, any_value, boost_of, check_keys, col_sql, expand_fields, field_body,
+    fuzziness, index_names, or_, resolve_field, scored,
+)
 from .errors import parsing_exception, unsupported
-from .literals import as_string, bool_value, date_ms, ip_literal, is_keyword, is_text, number_value, ts_literal
+from .literals import (
+    as_string, bool_value, date_ms, ip_literal, is_keyword, is_text, number_value, ts_literal,
+)
 from .lucene_regex import parse_flags, to_re2
 
 
