@@ -36,10 +36,10 @@ CALENDAR = {
     "week": "week", "1w": "week", "month": "month", "1M": "month", "quarter": "quarter", "1q": "quarter",
     "year": "year", "1y": "year",
 }  # fmt: skip
-_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
-def _int(params: dict[str, Any], key: str, default: int, *, minimum: int | None = None) -> int:
+def int_param(params: dict[str, Any], key: str, default: int, *, minimum: int | None = None) -> int:
     """An integer aggregation parameter, or the parsing error Elasticsearch gives."""
     value = params.get(key, default)
     if isinstance(value, bool) or value is None:
@@ -57,14 +57,14 @@ def _int(params: dict[str, Any], key: str, default: int, *, minimum: int | None 
     return num
 
 
-def _float(params: dict[str, Any], key: str, default: float) -> float:
+def float_param(params: dict[str, Any], key: str, default: float) -> float:
     value = params.get(key, default)
     if isinstance(value, bool) or value is None:
         raise parsing_exception(f"[{key}] must be a number, got [{value}]")
-    return _number_param(value, key, parsing_exception)
+    return number_param(value, key, parsing_exception)
 
 
-def _number_param(value: Any, what: str, error: Callable[[str], EsError] = bad_request) -> float:
+def number_param(value: Any, what: str, error: Callable[[str], EsError] = bad_request) -> float:
     """`value` as a finite float; callers differ only in the error type Elasticsearch raises."""
     try:
         num = float(value)

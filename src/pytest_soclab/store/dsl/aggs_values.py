@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..datefmt import format_ms
-from ..layout import int_to_ip, ip_to_int
+from ..layout import datetime_to_ms, int_to_ip, ip_to_int, ms_to_datetime, parse_date_ms
 from ..mappings import DATE_TYPES, FLOAT_TYPES, INTEGER_TYPES
 from ..sqlutil import literal, string
-from .aggs_parse import _UNIT_MS, CALENDAR, AggNode, _float
+from .aggs_parse import CALENDAR, UNIT_MS, AggNode, float_param
 from .errors import EsError, bad_request, parsing_exception, unsupported
+from .lucene_regex import to_re2
 
 
 @dataclass
@@ -25,7 +26,7 @@ class FieldCol:
     multi: bool
 
 
-def _family(es_type: str) -> str:
+def family_of(es_type: str) -> str:
     if es_type in INTEGER_TYPES:
         return "long"
     if es_type in FLOAT_TYPES:
@@ -39,25 +40,25 @@ def _family(es_type: str) -> str:
     return "str"
 
 
-_FAMILY_SQL = {"str": "VARCHAR", "long": "BIGINT", "double": "DOUBLE", "date": "TIMESTAMP", "ip": "UHUGEINT", "bool": "BOOLEAN"}
+FAMILY_SQL = {"str": "VARCHAR", "long": "BIGINT", "double": "DOUBLE", "date": "TIMESTAMP", "ip": "UHUGEINT", "bool": "BOOLEAN"}
 
 
 
 
-def _parents(out: dict[tuple[Any, ...], dict[str, Any]], level: Any, runner: Any) -> set[tuple[Any, ...]]:
+def known_parents(out: dict[tuple[Any, ...], dict[str, Any]], level: Any, runner: Any) -> set[tuple[Any, ...]]:
     """Parent buckets known so far at this level (so empty sub-results still appear)."""
     n = len(level.keys)
     return {k for k in out if len(k) == n}
 
 
-def _sub_results(node: AggNode, values: dict[str, Any]) -> dict[str, Any]:
+def sub_results(node: AggNode, values: dict[str, Any]) -> dict[str, Any]:
     res = {}
     for child in node.children:
-        res[child.name] = values.get(child.name, _empty(child))
+        res[child.name] = values.get(child.name, empty_result(child))
     return res
 
 
-def _empty(node: AggNode) -> dict[str, Any]:
+def empty_result(node: AggNode) -> dict[str, Any]:
     t = node.type
     res: dict[str, Any]
     if t in ("terms", "multi_terms"):
@@ -70,7 +71,7 @@ def _empty(node: AggNode) -> dict[str, Any]:
         res = {"buckets": []}
     elif t in ("filter", "missing", "global"):
         res = {"doc_count": 0}
-        res.update(_sub_results(node, {}))
+        res.update(sub_results(node, {}))
     elif t == "filters":
         res = {"buckets": {}}
     elif t in ("sum", "value_count", "cardinality"):
@@ -118,7 +119,7 @@ def _check_numeric(node: AggNode, col: FieldCol) -> None:
         )  # fmt: skip
 
 
-def _metric_exprs(node: AggNode, col: FieldCol | None) -> list[str]:
+def metric_selects(node: AggNode, col: FieldCol | None) -> list[str]:
     t = node.type
     if col is None:
         return []
@@ -151,8 +152,8 @@ def _metric_exprs(node: AggNode, col: FieldCol | None) -> list[str]:
     return aggs[t]
 
 
-def _order_metric(node: AggNode, col: FieldCol | None, stat: str) -> str:
-    exprs = _metric_exprs(node, col)
+def order_metric(node: AggNode, col: FieldCol | None, stat: str) -> str:
+    exprs = metric_selects(node, col)
     if not exprs:
         return "NULL"
     if node.type in ("stats", "extended_stats"):
@@ -165,24 +166,24 @@ def _order_metric(node: AggNode, col: FieldCol | None, stat: str) -> str:
     return exprs[0]
 
 
-def _num(v: Any) -> float | None:
+def as_number(v: Any) -> float | None:
     if v is None:
         return None
     f = float(v)
     return None if math.isnan(f) else f
 
 
-def _metric_result(node: AggNode, col: FieldCol | None, vals: Any) -> dict[str, Any]:
+def metric_result(node: AggNode, col: FieldCol | None, vals: Any) -> dict[str, Any]:
     t = node.type
     if col is None:
-        return _empty(node)
+        return empty_result(node)
     res: dict[str, Any]
     as_date = col.family == "date"
     fmt = node.params.get("format")
     if t in ("value_count", "cardinality"):
         res = {"value": int(vals[0] or 0)}
     elif t in ("min", "max", "avg", "sum", "median_absolute_deviation"):
-        value = _num(vals[0])
+        value = as_number(vals[0])
         if t == "sum" and value is None:
             value = 0.0
         res = {"value": value}
@@ -190,17 +191,17 @@ def _metric_result(node: AggNode, col: FieldCol | None, vals: Any) -> dict[str, 
             res["value_as_string"] = format_ms(int(value), fmt)
     elif t in ("stats", "extended_stats"):
         count = int(vals[0] or 0)
-        res = {"count": count, "min": _num(vals[1]), "max": _num(vals[2]), "avg": _num(vals[3]),
-               "sum": _num(vals[4]) or 0.0}  # fmt: skip
+        res = {"count": count, "min": as_number(vals[1]), "max": as_number(vals[2]), "avg": as_number(vals[3]),
+               "sum": as_number(vals[4]) or 0.0}  # fmt: skip
         if t == "extended_stats":
-            var_pop = _num(vals[6])
-            var_samp = _num(vals[7])
+            var_pop = as_number(vals[6])
+            var_samp = as_number(vals[7])
             sd = math.sqrt(var_pop) if var_pop is not None else None
             sds = math.sqrt(var_samp) if var_samp is not None else None
             avg = res["avg"]
-            sigma = _float(node.params, "sigma", 2.0)
+            sigma = float_param(node.params, "sigma", 2.0)
             res.update({
-                "sum_of_squares": _num(vals[5]), "variance": var_pop, "variance_population": var_pop,
+                "sum_of_squares": as_number(vals[5]), "variance": var_pop, "variance_population": var_pop,
                 "variance_sampling": var_samp, "std_deviation": sd, "std_deviation_population": sd,
                 "std_deviation_sampling": sds,
                 "std_deviation_bounds": {
@@ -219,7 +220,7 @@ def _metric_result(node: AggNode, col: FieldCol | None, vals: Any) -> dict[str, 
     elif t == "percentiles":
         pcts = _percents(node.params)
         got = vals[0] or [None] * len(pcts)
-        values = {_pct_key(q): _num(v) for q, v in zip(pcts, got)}
+        values = {_pct_key(q): as_number(v) for q, v in zip(pcts, got)}
         if node.params.get("keyed", True) is False:
             res = {"values": [{"key": float(q), "value": values[_pct_key(q)]} for q in pcts]}
         else:
@@ -231,11 +232,9 @@ def _metric_result(node: AggNode, col: FieldCol | None, vals: Any) -> dict[str, 
     return res
 
 
-def _render_key(value: Any, col: FieldCol, fmt: str | None) -> dict[str, Any]:
+def render_key(value: Any, col: FieldCol, fmt: str | None) -> dict[str, Any]:
     fam = col.family
     if fam == "date":
-        from ..layout import datetime_to_ms
-
         ms = datetime_to_ms(value) if isinstance(value, dt.datetime) else int(value)
         return {"key": ms, "key_as_string": format_ms(ms, fmt)}
     if fam == "ip":
@@ -249,17 +248,17 @@ def _render_key(value: Any, col: FieldCol, fmt: str | None) -> dict[str, Any]:
     return {"key": value}
 
 
-def _composite_value(value: Any, col: FieldCol | None, stype: str) -> Any:
+def composite_value(value: Any, col: FieldCol | None, stype: str) -> Any:
     if value is None or col is None:
         return None
     if stype == "date_histogram":
         return int(value)
     if stype == "histogram":
         return float(value)
-    return _render_key(value, col, None)["key"]
+    return render_key(value, col, None)["key"]
 
 
-def _after_key_literal(value: Any, col: FieldCol | None, stype: str) -> str:
+def after_key_literal(value: Any, col: FieldCol | None, stype: str) -> str:
     if value is None:
         return "NULL"
     if col is None:
@@ -268,22 +267,20 @@ def _after_key_literal(value: Any, col: FieldCol | None, stype: str) -> str:
         return str(int(value))
     if stype == "histogram":
         return literal(float(value))
-    return _key_literal(_parse_key(value, col), col.family)
+    return key_literal(_parse_key(value, col), col.family)
 
 
 def _parse_key(value: Any, col: FieldCol) -> Any:
     if col.family == "ip":
         return ip_to_int(str(value))
     if col.family == "date":
-        from ..layout import ms_to_datetime
-
         return ms_to_datetime(int(value))
     if col.family == "bool":
         return bool(value) if not isinstance(value, str) else value == "true"
     return value
 
 
-def _key_literal(value: Any, fam: str) -> str:
+def key_literal(value: Any, fam: str) -> str:
     if value is None:
         return "NULL"
     if fam == "ip":
@@ -291,8 +288,6 @@ def _key_literal(value: Any, fam: str) -> str:
     if fam == "date":
         if isinstance(value, dt.datetime):
             return literal(value)
-        from ..layout import ms_to_datetime
-
         return literal(ms_to_datetime(int(value)))
     if fam == "long":
         return f"{int(value)}::BIGINT"
@@ -303,15 +298,13 @@ def _key_literal(value: Any, fam: str) -> str:
     return literal(value)
 
 
-def _missing_sql(value: Any, col: FieldCol) -> str:
+def missing_sql(value: Any, col: FieldCol) -> str:
     if col.family == "ip":
         num = ip_to_int(str(value))
         if num is None:
             raise bad_request(f"'{value}' is not an IP string literal.")
         return f"'{num}'::UHUGEINT"
     if col.family == "date":
-        from ..layout import ms_to_datetime, parse_date_ms
-
         ms = parse_date_ms(value)
         if ms is None:
             raise bad_request(f"failed to parse date field [{value}]")
@@ -326,7 +319,7 @@ def _missing_sql(value: Any, col: FieldCol) -> str:
     return string(str(value))
 
 
-def _include_exclude(p: dict[str, Any], col: FieldCol, key: str) -> str:
+def include_exclude(p: dict[str, Any], col: FieldCol, key: str) -> str:
     conds = []
     for name, neg in (("include", False), ("exclude", True)):
         spec = p.get(name)
@@ -335,11 +328,9 @@ def _include_exclude(p: dict[str, Any], col: FieldCol, key: str) -> str:
         if isinstance(spec, str):
             if col.family != "str":
                 raise bad_request(f"Aggregation [{name}] regex only applies to string fields")
-            from .lucene_regex import to_re2
-
             cond = f"regexp_full_match({key}, {string(to_re2(spec))})"
         elif isinstance(spec, list):
-            lits = ", ".join(_key_literal(_parse_key(v, col), col.family) for v in spec) or "NULL"
+            lits = ", ".join(key_literal(_parse_key(v, col), col.family) for v in spec) or "NULL"
             cond = f"{key} IN ({lits})"
         elif isinstance(spec, dict) and "partition" in spec:
             raise unsupported(f"terms [{name}] partitions")
@@ -349,7 +340,7 @@ def _include_exclude(p: dict[str, Any], col: FieldCol, key: str) -> str:
     return " AND ".join(conds)
 
 
-def _date_bucket(p: dict[str, Any], tz: dt.tzinfo | None) -> tuple[Any, tuple[str, Any]]:
+def date_bucket(p: dict[str, Any], tz: dt.tzinfo | None) -> tuple[Any, tuple[str, Any]]:
     """(SQL expression of a bucket start in epoch ms, step) for date_histogram parameters."""
     cal = p.get("calendar_interval")
     fixed = p.get("fixed_interval")
@@ -428,13 +419,13 @@ def _parse_duration(text: str, allow_sign: bool = False) -> int:
         raise bad_request(f"failed to parse setting [interval] with value [{text}] as a time value: unit is missing or unrecognized")
     unit = m.group(3)
     n = int(m.group(2))
-    ms = n * _UNIT_MS[unit] if unit in _UNIT_MS else (n // 1_000_000 if unit == "nanos" else n // 1000)
+    ms = n * UNIT_MS[unit] if unit in UNIT_MS else (n // 1_000_000 if unit == "nanos" else n // 1000)
     if ms <= 0 and not allow_sign:
         raise bad_request(f"[interval] must be positive, got [{text}]")
     return -ms if m.group(1) == "-" else ms
 
 
-def _fill(lo: Any, hi: Any, step: tuple[str, Any], tz: dt.tzinfo | None) -> list[Any]:
+def fill_keys(lo: Any, hi: Any, step: tuple[str, Any], tz: dt.tzinfo | None) -> list[Any]:
     kind, value = step
     keys = []
     if kind == "fixed":
@@ -445,15 +436,11 @@ def _fill(lo: Any, hi: Any, step: tuple[str, Any], tz: dt.tzinfo | None) -> list
             k = k + value
             n += 1
         return keys
-    from ..layout import ms_to_datetime
-
     cur = ms_to_datetime(int(lo)).replace(tzinfo=dt.timezone.utc)
     if tz is not None:
         cur = cur.astimezone(tz)
     n = 0
     while n < 100_000:
-        from ..layout import datetime_to_ms
-
         ms = datetime_to_ms(cur)
         if ms > hi:
             break
@@ -484,7 +471,7 @@ def _relocalize(naive: dt.datetime, tz: dt.tzinfo | None) -> dt.datetime:
     return naive.replace(tzinfo=tz or dt.timezone.utc)
 
 
-def _order_buckets(buckets: list[dict[str, Any]], order: Any) -> list[dict[str, Any]]:
+def order_buckets(buckets: list[dict[str, Any]], order: Any) -> list[dict[str, Any]]:
     items = order if isinstance(order, list) else [order]
     for item in reversed(items):
         (path, direction), = item.items()
@@ -500,19 +487,17 @@ def _order_buckets(buckets: list[dict[str, Any]], order: Any) -> list[dict[str, 
     return buckets
 
 
-def _bound_sql(value: Any, col: FieldCol | None) -> str:
+def bound_sql(value: Any, col: FieldCol | None) -> str:
     if value is None:
         return "NULL"
     if col is not None and col.family == "date":
-        from ..layout import ms_to_datetime
-
         return literal(ms_to_datetime(int(value)))
     if col is not None and col.family == "ip":
         return f"'{int(value)}'::UHUGEINT"
     return literal(float(value))
 
 
-def _range_bucket(r: dict[str, Any], lo: Any, hi: Any, col: FieldCol | None, kind: str, fmt: str | None) -> dict[str, Any]:
+def range_bucket(r: dict[str, Any], lo: Any, hi: Any, col: FieldCol | None, kind: str, fmt: str | None) -> dict[str, Any]:
     def show(v: Any) -> str:
         if v is None:
             return "*"
@@ -543,7 +528,7 @@ def _range_bucket(r: dict[str, Any], lo: Any, hi: Any, col: FieldCol | None, kin
     return b
 
 
-_SENTINEL = {
+SENTINEL = {
     "str": ("''", "'\U0010ffff'"),
     "long": ("(-9223372036854775808)::BIGINT", "9223372036854775807::BIGINT"),
     "double": ("'-inf'::DOUBLE", "'inf'::DOUBLE"),
@@ -553,7 +538,7 @@ _SENTINEL = {
 }
 
 
-def _sort_render(value: Any, col: FieldCol | None, desc: bool) -> Any:
+def sort_render(value: Any, col: FieldCol | None, desc: bool) -> Any:
     if value is None:
         return None
     if isinstance(value, list):
@@ -561,8 +546,6 @@ def _sort_render(value: Any, col: FieldCol | None, desc: bool) -> Any:
     if col is None:
         return value
     if col.family == "date":
-        from ..layout import datetime_to_ms
-
         return datetime_to_ms(value)
     if col.family == "ip":
         return int_to_ip(int(value))

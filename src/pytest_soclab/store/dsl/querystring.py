@@ -15,12 +15,11 @@ from ..catalog import FieldRef
 from ..mappings import DATE_TYPES, KEYWORD_TYPES, NUMERIC_TYPES, TEXT_TYPES
 from ..sqlutil import string
 from . import text
+from .build import FALSE, TRUE, Compiled, Ctx, and_, any_value, expand_fields, fuzziness, or_, resolve_field
 from .errors import EsError, parsing_exception
+from .fulltext import match_one, phrase_one
 from .lucene_regex import to_re2
-from .query import (
-    FALSE, TRUE, Compiled, Ctx, and_, any_value, equals, expand_fields, match_one, or_, phrase_one, prefix_pred,
-    range_literal, resolve_field, wildcard_pred, _fuzziness,
-)  # fmt: skip
+from .termlevel import equals, prefix_pred, range_literal, wildcard_pred
 
 MUST, SHOULD, MUST_NOT = "must", "should", "must_not"
 
@@ -382,8 +381,6 @@ class _Compiler:
         return where, f"{t.boost!r}"
 
     def _col(self, ref: FieldRef) -> str:
-        from ..sqlutil import ident
-
         return ref.sql
 
     def _leaf(self, ref: FieldRef, t: Term) -> str:
@@ -414,12 +411,12 @@ class _Compiler:
         if t.kind == "fuzzy":
             if ref.type not in KEYWORD_TYPES:
                 if ref.type in TEXT_TYPES:
-                    dist = _fuzziness(t.extra.get("fuzziness", "AUTO"), t.value)
+                    dist = fuzziness(t.extra.get("fuzziness", "AUTO"), t.value)
                     tok = t.value.lower()
                     # fuzzy on analysed text: any token within the edit distance
                     return any_value(ref, lambda x: f"len(list_filter(regexp_extract_all(lower({x}), {string(text.TOKEN_BODY)}), lambda __t: damerau_levenshtein(__t, {string(tok)}) <= {dist})) > 0")
                 return equals(ref, [t.value], ctx)
-            dist = _fuzziness(t.extra.get("fuzziness", "AUTO"), t.value)
+            dist = fuzziness(t.extra.get("fuzziness", "AUTO"), t.value)
             return any_value(ref, lambda x: f"damerau_levenshtein({x}, {string(t.value)}) <= {dist}")
         if t.kind == "range":
             conds = []

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
-from ..catalog import IndexInfo
 from ..engine import Engine
 from ..indexexpr import resolve
-from ..layout import DOC_COL, ID_COL, datetime_to_ms, int_to_ip, ip_to_int, ms_to_datetime
-from ..mappings import DATE_TYPES, FLOAT_TYPES, INTEGER_TYPES, TEXT_TYPES
+from ..layout import DOC_COL, ID_COL
 from ..render import build_source, field_values, source_filter
-from ..sqlutil import ident, literal, string
+from ..sqlutil import ident, string
+from .aggs import run_aggs
+from .build import Ctx
 from .errors import EsError, bad_request, parsing_exception, shard_failure, unsupported
-from .query import Ctx, compile_query
+from .plan import Plan, SortKey, fetch_docs, filtered, parse_sort
+from .query import compile_query
+from .sorting import SENTINELS, after_condition, field_sort_expr, missing_literal, sort_families, sort_value
 
 MAX_RESULT_WINDOW = 10_000
 
@@ -61,83 +62,6 @@ def _int_param(body: dict[str, Any], key: str, default: int) -> int:
     if isinstance(value, float) and not value.is_integer():
         raise parsing_exception(f"[{key}] failed to parse field [{key}]")
     return num
-
-
-@dataclass
-class SortKey:
-    kind: str  # "score" | "doc" | "field" | "index"
-    field: str = ""
-    desc: bool = False
-    missing_last: bool = True
-    missing_value: Any = None
-    mode: str | None = None
-    unmapped_type: str | None = None
-    fmt: str | None = None
-
-
-def parse_sort(spec: Any) -> list[SortKey]:
-    if spec is None:
-        return []
-    items = spec if isinstance(spec, list) else [spec]
-    keys: list[SortKey] = []
-    for item in items:
-        if isinstance(item, str):
-            name, order, opts = item, None, {}
-            if ":" in item and not item.startswith("@"):
-                name, _, order = item.partition(":")
-        elif isinstance(item, dict) and len(item) == 1:
-            name, value = next(iter(item.items()))
-            if isinstance(value, str):
-                order, opts = value, {}
-            elif isinstance(value, dict):
-                opts = dict(value)
-                order = opts.pop("order", None)
-            else:
-                raise parsing_exception(f"[sort] malformed sort for field [{name}]")
-        else:
-            raise parsing_exception("[sort] malformed: expected a field name or an object with one field")
-        if order is not None and str(order).lower() not in ("asc", "desc"):
-            raise bad_request(f"Unknown SortOrder [{order}]")
-        for key in opts:
-            if key not in ("missing", "mode", "unmapped_type", "format", "numeric_type", "nested"):
-                raise parsing_exception(f"[field_sort] unknown field [{key}]")
-        if "nested" in opts:
-            raise unsupported("sort with [nested]")
-        if name == "_score":
-            keys.append(SortKey("score", desc=str(order or "desc").lower() == "desc"))
-        elif name in ("_doc", "_shard_doc"):
-            keys.append(SortKey("doc", desc=str(order or "asc").lower() == "desc"))
-        elif name == "_id":
-            raise shard_failure(
-                "_all", "illegal_argument_exception",
-                "Fielddata access on the _id field is disallowed, you can re-enable it by updating the dynamic "
-                "cluster setting: indices.id_field_data.enabled",
-            )  # fmt: skip
-        else:
-            desc = str(order or "asc").lower() == "desc"
-            missing = opts.get("missing", "_last")
-            mode = opts.get("mode")
-            if mode is not None and mode not in ("min", "max", "sum", "avg", "median"):
-                raise bad_request(f"Unknown SortMode [{mode}]")
-            key = SortKey(
-                "index" if name == "_index" else "field", name, desc,
-                missing_last=missing != "_first", mode=mode, unmapped_type=opts.get("unmapped_type"),
-                fmt=opts.get("format"),
-            )  # fmt: skip
-            if missing not in ("_last", "_first"):
-                key.missing_value = missing
-                key.missing_last = True
-            keys.append(key)
-    return keys
-
-
-@dataclass
-class Plan:
-    info: IndexInfo
-    rel: str
-    where: str
-    score: str
-    ctx: Ctx
 
 
 def search(engine: Engine, index: str, body: dict[str, Any] | None) -> dict[str, Any]:
@@ -213,8 +137,6 @@ def search(engine: Engine, index: str, body: dict[str, Any] | None) -> dict[str,
         aggs = None
         agg_spec = body.get("aggs", body.get("aggregations"))
         if agg_spec is not None:
-            from .aggs import run_aggs
-
             aggs = run_aggs(engine, plans, agg_spec, min_score)
     except duckdb.Error as exc:
         raise _engine_error(exc, plans) from None
@@ -247,20 +169,13 @@ def _engine_error(exc: duckdb.Error, plans: list[Plan]) -> EsError:
     return shard_failure(name, "query_shard_exception", f"failed to run query: {msg}")
 
 
-def _filtered(plan: Plan, post: str, min_score: Any) -> str:
-    cond = f"({plan.where}) AND ({post})"
-    if min_score is not None:
-        cond += f" AND ({plan.score}) >= {float(min_score)!r}"
-    return cond
-
-
 def _count(engine: Engine, plans: list[Plan], post: list[str], threshold: int | None, scoring: bool,
            min_score: Any) -> tuple[tuple[int, str], float | None]:  # fmt: skip
     if not plans:
         return (0, "eq"), None
     parts = []
     for plan, p in zip(plans, post):
-        cond = _filtered(plan, p, min_score)
+        cond = filtered(plan, p, min_score)
         if threshold is None or threshold < 0:
             parts.append(f"SELECT count(*) AS n FROM {plan.rel} WHERE {cond}")
         else:
@@ -272,74 +187,13 @@ def _count(engine: Engine, plans: list[Plan], post: list[str], threshold: int | 
     return (n, "eq"), None
 
 
-def _field_sort_expr(plan: Plan, key: SortKey) -> tuple[str, str]:
-    """(raw value expression, type) of a field sort key on one index."""
-    ref = plan.info.lookup(key.field)
-    if ref is None:
-        return "NULL", key.unmapped_type or "keyword"
-    if ref.type in TEXT_TYPES:
-        raise shard_failure(
-            plan.info.concrete, "illegal_argument_exception",
-            f"Text fields are not optimised for operations that require per-document field data like aggregations "
-            f"and sorting, so these operations are disabled by default. Please use a keyword field instead. "
-            f"Alternatively, set fielddata=true on [{key.field}] in order to load field data by uninverting the "
-            f"inverted index. Note that this can use significant memory.",
-        )  # fmt: skip
-    if ref.type in ("flattened", "nested", "geo_point", "binary"):
-        raise shard_failure(plan.info.concrete, "illegal_argument_exception",
-                            f"Field [{key.field}] of type [{ref.type}] does not support sorting")  # fmt: skip
-    col = ref.sql
-    if ref.multi:
-        mode = key.mode or ("max" if key.desc else "min")
-        fn = {"min": "list_min", "max": "list_max", "sum": "list_sum", "avg": "list_avg", "median": "list_median"}[mode]
-        col = f"{fn}({col})"
-    return col, ref.type
-
-
-_SENTINELS = {
-    "num": ("'-inf'::DOUBLE", "'inf'::DOUBLE"),
-    "str": ("''", "'\U0010ffff'"),
-    "ts": ("TIMESTAMP '0001-01-01'", "TIMESTAMP '9999-12-31'"),
-    "ip": ("'0'::UHUGEINT", f"'{2**128 - 1}'::UHUGEINT"),
-}
-
-
-def _family(es_type: str) -> str:
-    if es_type in INTEGER_TYPES or es_type in FLOAT_TYPES or es_type == "boolean":
-        return "num"
-    if es_type in DATE_TYPES:
-        return "ts"
-    if es_type == "ip":
-        return "ip"
-    return "str"
-
-
 def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey], size: int, offset: int,
           search_after: list[Any] | None, scoring: bool, min_score: Any, body: dict[str, Any],
           counted: list[int] | None = None) -> tuple[list[dict[str, Any]], float | None]:  # fmt: skip
     if not plans or size == 0:
         return [], None
     keys = sort or [SortKey("score", desc=True)]
-    # Resolve each field key's type family across indices (they must agree).
-    families: list[str] = []
-    for key in keys:
-        if key.kind != "field":
-            families.append("num" if key.kind in ("score", "doc") else "str")
-            continue
-        types = set()
-        for plan in plans:
-            expr, t = _field_sort_expr(plan, key)
-            if expr != "NULL":
-                types.add(_family(t))
-        if not types:
-            if key.unmapped_type is None:
-                raise shard_failure(plans[0].info.concrete, "query_shard_exception",
-                                    f"No mapping found for [{key.field}] in order to sort on")  # fmt: skip
-            types.add(_family(key.unmapped_type))
-        if len(types) > 1:
-            raise bad_request(f"Can't sort on field [{key.field}]; the field has incompatible sort types across indices")
-        families.append(types.pop())
-
+    families = sort_families(plans, keys)
     _, includes, excludes = source_filter(body.get("_source"))
     want_source = source_filter(body.get("_source"))[0] and body.get("stored_fields") != "_none_"
     field_patterns = _field_patterns(body.get("fields")) + _field_patterns(body.get("docvalue_fields"))
@@ -352,7 +206,7 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
         cols = [f"{pos} AS __i", f"{ident(DOC_COL)} AS __d", f"({plan.score if scoring else '0.0'})::DOUBLE AS __s"]
         for k, (key, fam) in enumerate(zip(keys, families)):
             if key.kind == "field":
-                raw, _ = _field_sort_expr(plan, key)
+                raw, _ = field_sort_expr(plan, key)
                 if raw == "NULL":
                     raw = {"num": "NULL::DOUBLE", "str": "NULL::VARCHAR", "ts": "NULL::TIMESTAMP", "ip": "NULL::UHUGEINT"}[fam]
                 if fam == "num":
@@ -364,7 +218,7 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
         if single_phase:
             for path, sql_type in doc_cols or []:
                 cols.append(ident(path) if path in plan.info.fields else f"NULL::{sql_type} AS {ident(path)}")
-        selects.append(f"SELECT {', '.join(cols)} FROM {plan.rel} WHERE {_filtered(plan, p, min_score)}")
+        selects.append(f"SELECT {', '.join(cols)} FROM {plan.rel} WHERE {filtered(plan, p, min_score)}")
     union = " UNION ALL ".join(selects)
 
     order_exprs: list[str] = []
@@ -381,9 +235,9 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
         elif key.kind == "doc":
             expr = "(__i::DOUBLE * 1e12 + __d)"
         else:
-            lo, hi = _SENTINELS[fam]
+            lo, hi = SENTINELS[fam]
             if key.missing_value is not None:
-                fill = _missing_literal(key.missing_value, fam)
+                fill = missing_literal(key.missing_value, fam)
             else:
                 # missing sorts last (or first) whatever the direction
                 fill = (hi if not key.desc else lo) if key.missing_last else (lo if not key.desc else hi)
@@ -393,7 +247,7 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
     order_exprs += ["__i ASC", "__d ASC"]
     where_after = ""
     if search_after is not None:
-        where_after = "WHERE " + _after_condition(keys, families, sortable, search_after)
+        where_after = "WHERE " + after_condition(keys, families, sortable, search_after)
     order_sql = f"ORDER BY {', '.join(order_exprs)} "
     if len(plans) == 1 and all(o.startswith(("__i ", "__d ")) for o in order_exprs) and not where_after:
         # one index, nothing but index order: rows come in storage order, so LIMIT stops early
@@ -420,7 +274,7 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
         for row in rows:
             docs[(row[0], row[1])] = dict(zip(names, row[id_col + 1 :]))
     elif want_source or field_patterns:
-        docs = _fetch(engine, plans, rows)
+        docs = fetch_docs(engine, plans, rows)
     hits = []
     max_hit = None
     show_score = scoring and (not sort or any(k.kind == "score" for k in sort) or body.get("track_scores"))
@@ -445,7 +299,7 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
                 hit["fields"] = fv
         if sort:
             hit["sort"] = [
-                _sort_value(key, fam, row[raw_pos[k]] if k in raw_pos else None, plan, row)
+                sort_value(key, fam, row[raw_pos[k]] if k in raw_pos else None, plan, row)
                 for k, (key, fam) in enumerate(zip(keys, families))
             ]
         hits.append(hit)
@@ -500,111 +354,3 @@ def _field_patterns(spec: Any) -> list[tuple[str, str | None]]:
     return out
 
 
-def _fetch(engine: Engine, plans: list[Plan], rows: list[tuple[Any, ...]]) -> dict[tuple[int, int], dict[str, Any]]:
-    """Second phase: the stored columns of the selected documents ((index position, _doc) pairs)."""
-    wanted: dict[int, list[int]] = {}
-    for row in rows:
-        wanted.setdefault(int(row[0]), []).append(int(row[1]))
-    out: dict[tuple[int, int], dict[str, Any]] = {}
-    for i, docs in wanted.items():
-        plan = plans[i]
-        table = engine.query_arrow(
-            f"SELECT * FROM {plan.rel} WHERE {ident(DOC_COL)} IN ({', '.join(str(d) for d in docs)})"
-        )
-        for rec in table.to_pylist():
-            out[(i, int(rec[DOC_COL]))] = rec
-    return out
-
-
-def _missing_literal(value: Any, fam: str) -> str:
-    if fam == "num":
-        try:
-            return literal(float(value))
-        except (TypeError, ValueError):
-            raise bad_request(f"failed to parse missing value [{value}] as a number") from None
-    if fam == "ts":
-        from ..layout import parse_date_ms
-
-        ms = parse_date_ms(value)
-        if ms is None:
-            raise bad_request(f"failed to parse date missing value [{value}]")
-        return literal(ms_to_datetime(ms))
-    if fam == "ip":
-        num = ip_to_int(str(value))
-        if num is None:
-            raise bad_request(f"'{value}' is not an IP string literal.")
-        return f"'{num}'::UHUGEINT"
-    return string(str(value))
-
-
-def _after_literal(value: Any, fam: str, kind: str) -> str:
-    if value is None:
-        return "NULL"
-    if kind == "doc":
-        return literal(float(value))
-    if fam == "num":
-        try:
-            return literal(float(value))
-        except (TypeError, ValueError):
-            raise bad_request(f"Failed to parse search_after value [{value}] as a number") from None
-    if fam == "ts":
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return literal(ms_to_datetime(int(value)))
-        return _missing_literal(value, fam)
-    if fam == "ip":
-        return _missing_literal(value, fam)
-    return string(str(value))
-
-
-def _after_condition(keys: list[SortKey], families: list[str], sortable: list[str], values: list[Any]) -> str:
-    ors = []
-    for k in range(len(keys)):
-        terms = []
-        for j in range(k):
-            terms.append(f"{sortable[j]} = {_after_value(keys[j], families[j], values[j])}")
-        op = "<" if keys[k].desc else ">"
-        terms.append(f"{sortable[k]} {op} {_after_value(keys[k], families[k], values[k])}")
-        ors.append("(" + " AND ".join(terms) + ")")
-    return "(" + " OR ".join(ors) + ")"
-
-
-def _after_value(key: SortKey, fam: str, value: Any) -> str:
-    if key.kind == "doc":
-        return literal(float(value))
-    if key.kind == "score":
-        return literal(float(value))
-    lo, hi = _SENTINELS[fam]
-    sentinel = isinstance(value, int) and not isinstance(value, bool) and value in (2**63 - 1, -(2**63))
-    if value is None or (fam in ("num", "ts") and sentinel):
-        return (hi if not key.desc else lo) if key.missing_last else (lo if not key.desc else hi)
-    return _after_literal(value, fam, key.kind)
-
-
-def _sort_value(key: SortKey, fam: str, value: Any, plan: Plan, row: tuple[Any, ...]) -> Any:
-    if key.kind == "score":
-        return float(row[2])
-    if key.kind == "doc":
-        return int(row[1])
-    if value is None:
-        if key.missing_value is not None:
-            return key.missing_value
-        if fam in ("num", "ts"):
-            return (2**63 - 1) if (key.missing_last != key.desc) else -(2**63)
-        return None
-    if fam == "ts":
-        ms = datetime_to_ms(value)
-        if key.fmt:
-            from ..datefmt import format_ms
-
-            return format_ms(ms, key.fmt)
-        return ms
-    if fam == "ip":
-        return int_to_ip(int(value))
-    if fam == "num":
-        ref = plan.info.lookup(key.field)
-        if ref is not None and ref.type == "boolean":
-            return int(value)
-        if ref is not None and ref.type in INTEGER_TYPES and float(value).is_integer():
-            return int(value)
-        return float(value)
-    return value

@@ -3,15 +3,12 @@ input; a value that does not convert becomes null with Elasticsearch's warning."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from . import ast as A
-from .expr import TE
+from .expr import TE, Compile, Ctx
 from .functions import parse_datetime
-from .types import span_sql
-
-if TYPE_CHECKING:
-    from .translate import Translator
+from .types import parse_span, span_sql
 
 _TARGET = {
     "TO_STRING": "keyword", "TO_KEYWORD": "keyword", "TO_LONG": "long", "TO_INTEGER": "integer", "TO_INT": "integer",
@@ -87,23 +84,20 @@ def _element(target: str, src: str, x: str) -> tuple[str, str | None]:
     raise ValueError(target)
 
 
-def convert(tr: Translator, node: A.Call) -> TE:
-    ctx = tr.ctx
+def convert(ctx: Ctx, node: A.Call, compile_arg: Compile) -> TE:
     target = _TARGET[node.name]
     if len(node.args) != 1:
         if node.name in ("TO_DEGREES", "TO_RADIANS") or len(node.args) != 1:
             return ctx.problem(node.pos, f"error building [{node.name.lower()}]: expects exactly one argument")
-    te = tr.expr(node.args[0])
+    te = compile_arg(node.args[0])
     if te.bad:
         return TE("NULL", target, bad=True)
     if node.name in ("TO_DEGREES", "TO_RADIANS"):
         if te.type not in ("integer", "long", "double", "unsigned_long", "null"):
             return ctx.problem(node.pos, f"argument of [{node.text}] must be [numeric], found value [{node.args[0].text}] type [{te.type}]")
         fn = "degrees" if node.name == "TO_DEGREES" else "radians"
-        return _map(tr, node, te, "double", lambda x: (f"{fn}(({x})::DOUBLE)", None))
+        return _map(ctx, node, te, "double", lambda x: (f"{fn}(({x})::DOUBLE)", None))
     if target in ("date_period", "time_duration"):
-        from .types import parse_span
-
         if not (te.const and isinstance(te.value, str)):
             return ctx.problem(node.pos, f"argument of [{node.text}] must be a constant string")
         parts = te.value.strip().split()
@@ -126,11 +120,10 @@ def convert(tr: Translator, node: A.Call) -> TE:
         return TE(te.sql, target, te.multi, const=te.const, value=te.value)
     if target in ("date", "date_nanos") and te.type in ("keyword", "text") and not te.multi:
         return parse_datetime(ctx, node, te)
-    return _map(tr, node, te, target, lambda x: _element(target, te.type, x))
+    return _map(ctx, node, te, target, lambda x: _element(target, te.type, x))
 
 
-def _map(tr: Translator, node: A.Call, te: TE, target: str, elem) -> TE:  # type: ignore[no-untyped-def]
-    ctx = tr.ctx
+def _map(ctx: Ctx, node: A.Call, te: TE, target: str, elem: Callable[[str], tuple[str, str | None]]) -> TE:
     if te.multi:
         sql, _ = elem("__e")
         return TE(f"list_filter(list_transform({te.sql}, lambda __e: {sql}), lambda __f: __f IS NOT NULL)", target, multi=True)

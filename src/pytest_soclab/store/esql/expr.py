@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +67,11 @@ class Ctx:
         if value is not None:
             return f"__wv({self.token}::BIGINT, {self.warn_id(node, message)}, {cond}, ({value})::VARCHAR)"
         return f"__w({self.token}::BIGINT, {self.warn_id(node, message)}, {cond})"
+
+
+# compiles one argument expression in the caller's scope: given to the functions that translate
+# their own arguments (conversions, BUCKET) so that they need not know the translator
+Compile = Callable[[A.Node], TE]
 
 
 def unknown_column(name: str, known: list[str]) -> str:

@@ -11,7 +11,7 @@ from ..layout import cidr_range
 from ..sqlutil import string
 from . import ast as A
 from .expr import TE, Ctx, as_list, ordinal, sv
-from .types import NUMERIC, span_sql
+from .types import NUMERIC, SQL, span_sql
 
 STR = ("keyword", "text")
 NUM = ("integer", "long", "double", "unsigned_long")
@@ -244,7 +244,7 @@ def _const(sql: str) -> Builder:
 def _common_type(ctx: Ctx, call: A.Call, args: list[TE]) -> str | None:
     """The type COALESCE, GREATEST and LEAST unify their arguments to; None after reporting the mismatch."""
     types = {a.type for a in args if a.type != "null" and not a.bad}
-    t = _unify(types)
+    t = unify(types)
     if t is None:
         ctx.problem(call.pos, f"second argument of [{call.text}] must be [{sorted(types)[0]}], found value [{call.args[1].text}] type [{sorted(types)[-1]}]")
     return t
@@ -283,7 +283,7 @@ def _greatest_least(fn: str) -> Builder:
     return build
 
 
-def _unify(types: set[str]) -> str | None:
+def unify(types: set[str]) -> str | None:
     if not types:
         return "null"
     if types <= set(NUMERIC):
@@ -298,8 +298,6 @@ def _unify(types: set[str]) -> str | None:
 
 
 def _cast_to(te: TE, t: str) -> str:
-    from .types import SQL
-
     if te.type == t or te.type == "null" and t == "null":
         return te.sql
     return f"({te.sql})::{SQL.get(t, 'VARCHAR')}"
@@ -380,7 +378,7 @@ def _mv_zip(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
 def _mv_append(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
     if _bad(args):
         return TE("NULL", "null", bad=True)
-    t = _unify({a.type for a in args if a.type != "null"})
+    t = unify({a.type for a in args if a.type != "null"})
     if t is None:
         return ctx.problem(call.pos, f"second argument of [{call.text}] must be [{args[0].type}], found value [{call.args[1].text}] type [{args[1].type}]")
     la, lb = as_list(args[0]), as_list(args[1])

@@ -12,6 +12,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from pytest_soclab.errors import EsError, parsing_exception
 
 from . import ast as A
+from .types import parse_span
 
 _NAMES = {
     "$END": "<EOF>", "PIPE": "'|'", "COMMA": "','", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'",
@@ -398,8 +399,6 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return A.Literal(_pos(meta), self._text(meta), float(str(items[0])), "double")
 
     def span_lit(self, meta: Any, items: list[Any]) -> A.Literal:
-        from .types import parse_span
-
         num, unit = items[0], items[1]
         if num.type != "integer" and num.type != "long":
             raise parsing_exception(f"{_pos(meta)}: Unexpected time interval qualifier: '{unit}'")

@@ -15,7 +15,7 @@ from ..layout import format_date, int_to_ip
 from ..sqlutil import literal
 from .expr import Col, Ctx
 from .parser import parse
-from .translate import Translator
+from .translate import translate
 
 MAX_QUERY_LENGTH = 100_000
 
@@ -32,7 +32,7 @@ def run(engine: Any, query: Any, *, params: list[Any] | None = None, columnar: b
     token = engine.new_token()
     ctx = Ctx(token=token, now_sql=literal(engine.now()), params=params)
     try:
-        out = Translator(engine, ctx).translate(tree)
+        out = translate(engine, ctx, tree)
         try:
             rows = engine.query(out.sql)
         except duckdb.Error as exc:

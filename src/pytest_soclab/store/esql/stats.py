@@ -1,26 +1,19 @@
-"""STATS ... [WHERE] ... BY: aggregate functions and the BUCKET grouping function."""
+"""STATS ... [WHERE] ... BY: grouping keys, aggregate functions and the expressions over them
+(BUCKET is in bucket.py)."""
 
 from __future__ import annotations
 
-import datetime as dt
-import math
-from typing import TYPE_CHECKING
-
-from ..layout import datetime_to_ms, parse_date_ms
 from . import ast as A
 from .expr import TE, Col, sv
-from .functions import ANY_ORDERED, NUM, expect, trunc_sql
-from .types import is_numeric
-
-if TYPE_CHECKING:
-    from .translate import Rel, Translator
+from .expressions import compile_expr
+from .functions import ANY_ORDERED, NUM, expect
+from .state import Rel, State, materialize
 
 
-def translate_stats(tr: Translator, cmd: A.Stats, rel: Rel) -> Rel:
-    from .translate import Rel
-
-    ctx = tr.ctx
-    row_scope = dict(tr.scope)
+def apply_stats(st: State, cmd: A.Stats, rel: Rel) -> Rel:
+    rel = materialize(rel)
+    ctx = st.ctx
+    row_scope = dict(st.scope)
     # 1. grouping keys, evaluated per row (multi-valued keys: one row per value)
     pre_parts: list[str] = []
     groups: list[Col] = []
@@ -31,7 +24,7 @@ def translate_stats(tr: Translator, cmd: A.Stats, rel: Rel) -> Rel:
             if isinstance(expr, A.Call) and expr.name in _AGG_NAMES:
                 ctx.problem(expr.pos, f"aggregate function's parameters must be an attribute, literal or a non-aggregation function; found [{expr.text}]")
                 continue
-            te = tr.expr(expr)
+            te = compile_expr(st, expr)
             if te.type in ("date_period", "time_duration") and not te.bad:
                 ctx.problem(expr.pos, f"grouping key [{expr.text}] has unsupported type [{te.type}]")
             alias = ctx.alias()
@@ -60,12 +53,12 @@ def translate_stats(tr: Translator, cmd: A.Stats, rel: Rel) -> Rel:
             continue
         filt = None
         if cond is not None:
-            fte = tr.expr(cond)
+            fte = compile_expr(st, cond)
             if not fte.bad and fte.type not in ("boolean", "null"):
                 ctx.problem(cond.pos, f"Condition expression needs to be boolean, found [{fte.type.upper()}]")
             filt = sv(ctx, fte, cond).sql
         for call in calls:
-            te = _agg(tr, call, filt)
+            te = _agg(st, call, filt)
             alias = ctx.alias()
             agg_cols.append(f"{te.sql} AS {alias}")
             agg_results[id(call)] = TE(alias, te.type, te.multi, bad=te.bad)
@@ -77,20 +70,20 @@ def translate_stats(tr: Translator, cmd: A.Stats, rel: Rel) -> Rel:
     group_by = f" GROUP BY {', '.join(keys)}" if keys else ""
     inner = f"SELECT {select} FROM ({pre}) AS __g1{group_by}"
     # 3. expressions over aggregates and keys
-    tr.scope = {g.name: g for g in groups}
-    tr.agg_results = agg_results  # type: ignore[attr-defined]
-    tr.agg_key_scope = True  # type: ignore[attr-defined]
+    st.scope = {g.name: g for g in groups}
+    st.agg_results = agg_results
+    st.agg_key_scope = True
     out_cols: list[Col] = []
     out_parts: list[str] = []
     try:
         for name, expr in outputs:
-            te = tr.expr(expr)
+            te = compile_expr(st, expr)
             alias = ctx.alias()
             out_cols = [c for c in out_cols if c.name != name] + [Col(name, te.type, alias, te.multi)]
             out_parts.append(f"{te.sql} AS {alias}")
     finally:
-        tr.agg_results = {}  # type: ignore[attr-defined]
-        tr.agg_key_scope = False  # type: ignore[attr-defined]
+        st.agg_results = {}
+        st.agg_key_scope = False
     names = {c.name for c in out_cols}
     final_groups = [g for g in groups if g.name not in names]
     del row_scope
@@ -127,8 +120,8 @@ def _filtered(sql_agg: str, filt: str | None) -> str:
     return sql_agg if filt is None else f"{sql_agg} FILTER (WHERE {filt})"
 
 
-def _agg(tr: Translator, call: A.Call, filt: str | None) -> TE:
-    ctx = tr.ctx
+def _agg(st: State, call: A.Call, filt: str | None) -> TE:
+    ctx = st.ctx
     name = call.name
     for a in call.args:
         for inner in _walk_aggs(a):
@@ -143,7 +136,7 @@ def _agg(tr: Translator, call: A.Call, filt: str | None) -> TE:
         return ctx.problem(call.pos, f"error building [{name.lower()}]: expects {'exactly' if lo == hi else 'between ' + str(lo) + ' and'} {hi} argument{'s' if hi != 1 else ''}")
     if name == "COUNT" and not call.args:
         return TE(f"coalesce({_filtered('count(*)', filt)}, 0)", "long")
-    args = [tr.expr(a) for a in call.args]
+    args = [compile_expr(st, a) for a in call.args]
     if any(a.bad for a in args):
         return TE("NULL", "null", bad=True)
     x = args[0]
@@ -220,82 +213,3 @@ def _agg(tr: Translator, call: A.Call, filt: str | None) -> TE:
         sql = f"list_slice(list_sort(list_filter({values}, lambda __t: __t IS NOT NULL), '{order.value.upper()}'), 1, {n.value})"
         return TE(f"(CASE WHEN len({sql}) = 0 THEN NULL ELSE {sql} END)", "keyword" if x.type == "text" else x.type, multi=True)
     return ctx.problem(call.pos, f"Unknown function [{name}]")
-
-
-# ---------------------------------------------------------------------------- BUCKET
-
-_DATE_SPANS: list[tuple[int, str, int]] = [
-    (1, "millisecond", 1), (1, "second", 1_000), (10, "second", 10_000), (30, "second", 30_000),
-    (1, "minute", 60_000), (5, "minute", 300_000), (10, "minute", 600_000), (30, "minute", 1_800_000),
-    (1, "hour", 3_600_000), (3, "hour", 10_800_000), (12, "hour", 43_200_000), (1, "day", 86_400_000),
-    (1, "week", 604_800_000), (1, "month", 2_629_746_000), (3, "month", 7_889_238_000), (1, "year", 31_556_952_000),
-]  # fmt: skip
-
-
-def bucket(tr: Translator, node: A.Call) -> TE:
-    ctx = tr.ctx
-    if len(node.args) not in (2, 4):
-        return ctx.problem(node.pos, f"error building [bucket]: expects 2 or 4 arguments")
-    args = [tr.expr(a) for a in node.args]
-    if any(a.bad for a in args):
-        return TE("NULL", "null", bad=True)
-    field = args[0]
-    if field.type not in ("date", "date_nanos") and not is_numeric(field.type):
-        return ctx.problem(node.pos, f"first argument of [{node.text}] must be [datetime or numeric], found value [{node.args[0].text}] type [{field.type}]")
-    x = sv(ctx, field, node)
-    if field.type in ("date", "date_nanos"):
-        if len(args) == 2:
-            span = args[1]
-            if span.type not in ("date_period", "time_duration") or not span.const:
-                return ctx.problem(node.pos, f"second argument of [{node.text}] must be [date_period or time_duration], found value [{node.args[1].text}] type [{span.type}]")
-            return TE(trunc_sql(span.value, x.sql), field.type)
-        n, lo, hi = args[1], args[2], args[3]
-        if not (n.const and isinstance(n.value, int)) or n.value <= 0:
-            return ctx.problem(node.pos, f"second argument of [{node.text}] must be a constant positive integer")
-        lo_ms, hi_ms = _const_date(lo), _const_date(hi)
-        if lo_ms is None or hi_ms is None:
-            return ctx.problem(node.pos, f"third and fourth arguments of [{node.text}] must be constant dates")
-        span = _pick_date_span(int(n.value), lo_ms, hi_ms)
-        return TE(trunc_sql(span, x.sql), field.type)
-    if len(args) == 2:
-        span = args[1]
-        if not span.const or not isinstance(span.value, (int, float)) or span.value <= 0:
-            return ctx.problem(node.pos, f"second argument of [{node.text}] must be a constant positive number")
-        step = float(span.value)
-    else:
-        n, lo, hi = args[1], args[2], args[3]
-        if not (n.const and isinstance(n.value, int)) or n.value <= 0:
-            return ctx.problem(node.pos, f"second argument of [{node.text}] must be a constant positive integer")
-        if not (lo.const and hi.const and isinstance(lo.value, (int, float)) and isinstance(hi.value, (int, float))):
-            return ctx.problem(node.pos, f"third and fourth arguments of [{node.text}] must be constant numbers")
-        step = _nice_step((float(hi.value) - float(lo.value)) / int(n.value))
-    return TE(f"(floor(({x.sql})::DOUBLE / {step!r}) * {step!r})", "double")
-
-
-def _const_date(te: TE) -> int | None:
-    if not te.const:
-        return None
-    if isinstance(te.value, str):
-        return parse_date_ms(te.value)
-    if isinstance(te.value, dt.datetime):
-        return datetime_to_ms(te.value)
-    return None
-
-
-def _pick_date_span(n: int, lo: int, hi: int) -> tuple[int, str]:
-    width = max(hi - lo, 1)
-    for count, unit, ms in _DATE_SPANS:
-        if width / ms <= n:
-            return count, unit
-    return 1, "year"
-
-
-def _nice_step(rough: float) -> float:
-    if rough <= 0 or not math.isfinite(rough):
-        return 1.0
-    mag = 10 ** math.floor(math.log10(rough))
-    for m in (1, 2, 2.5, 5, 10):
-        if m * mag >= rough:
-            return float(m * mag)
-    return float(10 * mag)
-
