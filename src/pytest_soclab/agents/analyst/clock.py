@@ -51,3 +51,11 @@ def day(ts: str) -> str:
 def short(ts: str) -> str:
     d = parse(ts)
     return d.strftime("%Y-%m-%d %H:%M:%S") if d else ts
+
+
+def on_days(days: list[str], hhmm: str) -> str:
+    """" on both nights" / " on 3 days": how a recurring pattern reads."""
+    night = hhmm < "06:00" or hhmm >= "20:00"
+    if len(days) == 2:
+        return " on both nights" if night else " on both days"
+    return f" on {len(days)} {'nights' if night else 'days'}" if len(days) > 2 else ""

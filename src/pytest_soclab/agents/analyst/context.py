@@ -22,12 +22,6 @@ if TYPE_CHECKING:
     from pytest_soclab.agents.analyst.core import Analyst
 
 
-def on_days(days: list[str], hhmm: str) -> str:
-    from pytest_soclab.agents.analyst.core import on_days as _on_days
-
-    return _on_days(days, hhmm)
-
-
 def _spread(group: list[dict[str, Any]]) -> tuple[list[str], list[str], list[str]]:
     """Where and when a group of alerts fired: its hosts, days and times of day (HH:MM), each sorted."""
     hosts = sorted({str(a.get("host.name")) for a in group})
@@ -112,7 +106,7 @@ class Context:
             if info is None:
                 continue
             hosts, days, times = _spread(group)
-            when = f"around {times[0]} UTC" + on_days(days, times[0])
+            when = f"around {times[0]} UTC" + clock.on_days(days, times[0])
             self.pattern_info.append({"group": group, "info": info, "hosts": hosts, "days": days, "when": when,
                                       "mine": is_mine, "rule": trig.get("kibana.alert.rule.name") if trig else ""})
         for name, group in self.other_groups:

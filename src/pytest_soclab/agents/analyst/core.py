@@ -198,18 +198,9 @@ class Analyst(Triage, Tracing, Network, Context, Verdict, Response, Report):
             days = sorted({clock.day(str(a.get("@timestamp"))) for a in group})
             times = sorted({clock.hm(str(a.get("@timestamp"))) for a in group})
             span = f"at {times[0]} UTC" if times[0] == times[-1] else f"between {times[0]} and {times[-1]} UTC"
-            when = span + on_days(days, times[0])
+            when = span + clock.on_days(days, times[0])
             self.pattern_info.append({"group": group, "info": self.seed_info, "hosts": hosts, "days": days,
                                       "when": when, "mine": True, "rule": group[0].get("kibana.alert.rule.name")})
         if self.seed_info.get("label") == "package":
             t = str((self.case.trigger_alert or {}).get("@timestamp") or seed.start)
             self.downloads = self.package_download(seed.host, t)
-
-
-def on_days(days: list[str], hhmm: str) -> str:
-    """" on both nights" / " on 3 days": how a recurring pattern reads."""
-    night = hhmm < "06:00" or hhmm >= "20:00"
-    if len(days) == 2:
-        return " on both nights" if night else " on both days"
-    return f" on {len(days)} {'nights' if night else 'days'}" if len(days) > 2 else ""
-
