@@ -93,24 +93,3 @@ def run_and_record(item: pytest.Item, sim: Simulator, agent: Any, judge: Any) ->
     if result.outcome != "passed":
         threshold = getattr(ispec.spec, "pass_score", None) or suite.task_pass_score
         raise ItemFailed(failure_text(result, item.name, threshold))
-
-
-def resolve_agent(config: pytest.Config, settings: Settings) -> Any:
-    from pytest_soclab.agents.registry import as_agent, resolve_agent as _resolve
-
-    provided = config.hook.pytest_soclab_make_agent(config=config, spec=settings.agent)
-    if provided is not None:
-        return as_agent(settings.agent, provided)
-    try:
-        return _resolve(settings.agent, root=settings.rootdir, timeout=settings.timeout, llm=settings.llm)
-    except SoclabError as exc:
-        pytest.fail(str(exc), pytrace=False)
-
-
-def resolve_judge(settings: Settings) -> Any:
-    from pytest_soclab.judge.registry import resolve_judge as _resolve
-
-    try:
-        return _resolve(settings.judge, cache_dir=settings.cache_dir / "judge", llm=settings.llm)
-    except SoclabError as exc:
-        pytest.fail(str(exc), pytrace=False)
