@@ -10,6 +10,7 @@ import pytest
 
 from pytest_soclab.plugin import collect, fixtures, hookspec, keys, preflight, settings as settings_mod
 from pytest_soclab.plugin.aggregate import Aggregator
+from pytest_soclab.plugin.verdict import VerdictLine
 from pytest_soclab.errors import ScenarioFileError, SoclabError
 from pytest_soclab.run import BUILTIN, as_predicate
 from pytest_soclab.plugin.reporting import attach_result
@@ -76,6 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
         agg = Aggregator(config)
         config.stash[aggregator_key] = agg
         config.pluginmanager.register(agg, "soclab-aggregator")
+        config.pluginmanager.register(VerdictLine(agg), "soclab-verdict")
         if config.pluginmanager.hasplugin("html"):
             from pytest_soclab.plugin.html import HtmlHooks
 
