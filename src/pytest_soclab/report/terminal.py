@@ -67,8 +67,13 @@ def mode_lines(mode: str, s: ModeSummary) -> list[str]:
             out.append(f"    {d['item']} [{d['dim']}] {d['check'][:60]}: {d['first']} vs {d['second']}")
     lvl = s.level
     line = f"  LEVEL {lvl.id or '-'}: {lvl.name}"
-    if lvl.next:
-        line += f"   (next {lvl.next['id']} {lvl.next['name']}: failing {', '.join(lvl.next['failing_gates'])})"
+    if lvl.capped:
+        line += f"   ({lvl.capped})"
+    elif lvl.next:
+        line += f"   (next {lvl.next['id']} {lvl.next['name']}: failing {', '.join(lvl.next['failing_gates'])}"
+        if lvl.next.get("min_repeats"):
+            line += f"; needs --count >= {lvl.next['min_repeats']}"
+        line += ")"
     out.append(line)
     return out
 
