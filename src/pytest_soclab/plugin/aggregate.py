@@ -105,7 +105,7 @@ class Aggregator:
         if self.final is None:
             return
         terminalreporter.section("soclab summary")
-        for line in terminal.summary_lines(self.final):
+        for line in terminal.summary_lines(self.final, confidence=self.config.stash[keys.suite_key].confidence):
             terminalreporter.write_line(line)
         settings = self.config.stash[keys.settings_key]
         if settings.json_path:
