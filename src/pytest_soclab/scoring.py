@@ -163,7 +163,7 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
         metrics["weighted_score"] = _metric(None)
 
     gates = {name: evaluate_gate(name, g, metrics) for name, g in suite.gates.items()}
-    level = _level(suite, gates)
+    level = _level(suite, gates, repeats)
     judges = judge_agreement(results)
     return {
         **({"judges": judges} if judges else {}),
@@ -246,13 +246,15 @@ def evaluate_gate(name: str, gate: Gate, metrics: dict[str, dict[str, Any]]) -> 
     return out
 
 
-def _level(suite: Suite, gates: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _level(suite: Suite, gates: dict[str, dict[str, Any]], repeats: int = 1) -> dict[str, Any]:
     reached = None
     blocking: list[str] = []
+    short = False  # the next level's gates pass, but it needs more repeats than this run made
     for lvl in suite.levels:
         failed = [g for g in lvl.gates if not gates[g]["passed"]]
-        if failed:
+        if failed or repeats < lvl.min_repeats:
             blocking = failed
+            short = not failed
             nxt = lvl
             break
         reached = lvl
@@ -261,6 +263,10 @@ def _level(suite: Suite, gates: dict[str, dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"id": reached.id if reached else None, "name": reached.name if reached else "none"}
     if nxt is not None:
         out["next"] = {"id": nxt.id, "name": nxt.name, "failing_gates": blocking}
+        if repeats < nxt.min_repeats:
+            out["next"]["min_repeats"] = nxt.min_repeats
+        if short:
+            out["capped"] = f"{nxt.id} needs --count >= {nxt.min_repeats}; capped at {out['id'] or 'none'}"
     return out
 
 

@@ -15,7 +15,7 @@ _WHERE = {
     "Judge": "base", "dimension_points": "base", "total_points": "base",
     "BothJudges": "compare", "Disagreement": "compare", "JudgeComparison": "compare",
     "compare_judges": "compare", "compare_verdicts": "compare", "pooled_agreement": "compare",
-    "LLMJudge": "llm", "RulesJudge": "rules",
+    "LLMJudge": "llm", "RulesJudge": "rules", "resolve_judge": "registry",
 }  # fmt: skip
 
 
@@ -36,5 +36,6 @@ __all__ = [
     "compare_verdicts",
     "dimension_points",
     "pooled_agreement",
+    "resolve_judge",
     "total_points",
 ]

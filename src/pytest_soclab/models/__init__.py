@@ -5,6 +5,7 @@ from pytest_soclab.models.estate import Estate, Host, Persistence, Process, User
 from pytest_soclab.models.fields import field_definitions
 from pytest_soclab.models.loader import Spec, kind_of_path, load_spec, parse_text, validate
 from pytest_soclab.models.mode import BOTH, MODES, Mode, enforces, modes_of
+from pytest_soclab.models.packaged import packaged_dir, project_or_packaged
 from pytest_soclab.models.reference import attack_techniques, ecs_fields
 from pytest_soclab.models.report import AgentReport, Findings
 from pytest_soclab.models.results import (
@@ -96,4 +97,6 @@ __all__ = [
     "tool_spec",
     "tool_specs",
     "validate",
+    "packaged_dir",
+    "project_or_packaged",
 ]

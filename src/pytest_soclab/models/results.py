@@ -113,6 +113,7 @@ class LevelResult(BaseModel):
     id: str | None
     name: str
     next: dict[str, Any] | None = None
+    capped: str | None = None  # why a level whose gates pass was not granted (too few repeats)
 
 
 class KindCounts(BaseModel):

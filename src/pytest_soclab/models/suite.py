@@ -33,6 +33,8 @@ class Level(Strict):
     name: str
     description: str = ""
     gates: list[str] = Field(default_factory=list)  # names of gates in Suite.gates
+    # Consistency needs repeats: with fewer than this many (--count), the level cannot be reached.
+    min_repeats: int = Field(default=1, ge=1)
 
 
 class Suite(Strict):

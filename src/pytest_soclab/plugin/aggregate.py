@@ -24,6 +24,7 @@ from pytest_soclab.run import ItemSpec, item_specs
 from pytest_soclab.plugin.junit import add_suite_properties
 from pytest_soclab.plugin.settings import run_info
 from pytest_soclab.report import terminal
+from pytest_soclab.report.verdict import gate_verdict
 from pytest_soclab.report import results_dict, write_results
 from pytest_soclab.scoring import build_scorecard, enforcement_ok
 
@@ -41,6 +42,7 @@ class Aggregator:
         self.expected: list[str] | None = None
         self.interrupted = False
         self.final: ResultsFile | None = None
+        self.verdict: tuple[bool, str] | None = None  # (passed, line) under --soclab-enforce-gates
 
     # -- what was collected -------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -93,6 +95,8 @@ class Aggregator:
             write_results(self.final, settings.json_path)
         self.config.hook.pytest_soclab_scorecard(config=self.config, results=results_dict(self.final))
         target = settings.enforce_gates
+        if target:
+            self.verdict = gate_verdict(self.final, suite, target)
         if target and session.exitstatus == pytest.ExitCode.OK:
             if not all(enforcement_ok(s, suite, target) for s in self.final.modes.values()):
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -101,7 +105,7 @@ class Aggregator:
         if self.final is None:
             return
         terminalreporter.section("soclab summary")
-        for line in terminal.summary_lines(self.final):
+        for line in terminal.summary_lines(self.final, confidence=self.config.stash[keys.suite_key].confidence):
             terminalreporter.write_line(line)
         settings = self.config.stash[keys.settings_key]
         if settings.json_path:

@@ -15,7 +15,7 @@ from pytest_soclab.plugin import keys
 from pytest_soclab.errors import ScenarioFileError
 from pytest_soclab.plugin.failure_repr import item_failure_repr
 from pytest_soclab.models import Spec, kind_of_path, load_spec
-from pytest_soclab.run import ItemFailed, ItemSpec, item_specs
+from pytest_soclab.run import ItemFailed, ItemSpec, Validator, item_specs
 
 
 def repeat_count(config: pytest.Config) -> int:
@@ -28,12 +28,33 @@ def repeat_count(config: pytest.Config) -> int:
 
 
 def _check_semantics(spec: Spec, config: pytest.Config, shown: str) -> None:
-    """Checks that need the run's configuration: known families and oracle predicates."""
+    """Checks that need the run's configuration: known families and oracle predicates; then what
+    `soclab validate` checks against the case's estate (hosts, users, processes, addresses ...)."""
     from pytest_soclab.run import semantic_problems
 
     problems = semantic_problems(spec, config.stash[keys.suite_key], config.stash[keys.predicates_key])
     if problems:
         raise ScenarioFileError(shown, problems)
+    # A case that is missing or does not load stays the items' setup error, as before.
+    found = _validator(config).case_problems(spec, shown, missing_case=False)
+    if found:
+        raise ScenarioFileError(shown, [(p.field, p.message) for p in found])
+
+
+_validator_key = pytest.StashKey[Validator]()
+
+
+def _validator(config: pytest.Config) -> Validator:
+    """One per session: each case's recipe and estate are loaded once, whatever the file count.
+    Only the estate checks run here; those that need generated documents stay in `soclab validate`."""
+    if _validator_key not in config.stash:
+        config.stash[_validator_key] = Validator(
+            config.stash[keys.settings_key].corpus_dir,
+            suite=config.stash[keys.suite_key],
+            predicates=config.stash[keys.predicates_key],
+            documents=False,
+        )
+    return config.stash[_validator_key]
 
 
 class ScenarioFile(pytest.File):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,12 +37,24 @@ def _progress_writer(config: pytest.Config) -> Any:
     if tr is None or hasattr(config, "workerinput"):
         return None
 
+    held: list[Path] = []  # the prefix taken off pytest's line while a step runs
+
+    def emit(line: str) -> None:
+        # pytest has written "path/file.yaml " and waits for the item's letter: write on a line of
+        # our own, then (once the step is done, not on its "..." line) put the prefix back.
+        if isinstance(tr.currentfspath, Path):
+            held[:] = [tr.currentfspath]
+        tr.write_line(line)
+        if held and not line.endswith("..."):
+            tr.write(os.path.relpath(held[0], tr.startpath) + " ")  # as pytest shows it
+            tr.currentfspath = held.pop()
+
     def write(line: str) -> None:
         if capman is not None:
             with capman.global_and_fixture_disabled():
-                tr.write_line(line)
+                emit(line)
         else:
-            tr.write_line(line)
+            emit(line)
 
     return write
 
@@ -93,24 +107,3 @@ def run_and_record(item: pytest.Item, sim: Simulator, agent: Any, judge: Any) ->
     if result.outcome != "passed":
         threshold = getattr(ispec.spec, "pass_score", None) or suite.task_pass_score
         raise ItemFailed(failure_text(result, item.name, threshold))
-
-
-def resolve_agent(config: pytest.Config, settings: Settings) -> Any:
-    from pytest_soclab.agents.registry import as_agent, resolve_agent as _resolve
-
-    provided = config.hook.pytest_soclab_make_agent(config=config, spec=settings.agent)
-    if provided is not None:
-        return as_agent(settings.agent, provided)
-    try:
-        return _resolve(settings.agent, root=settings.rootdir, timeout=settings.timeout, llm=settings.llm)
-    except SoclabError as exc:
-        pytest.fail(str(exc), pytrace=False)
-
-
-def resolve_judge(settings: Settings) -> Any:
-    from pytest_soclab.judge.registry import resolve_judge as _resolve
-
-    try:
-        return _resolve(settings.judge, cache_dir=settings.cache_dir / "judge", llm=settings.llm)
-    except SoclabError as exc:
-        pytest.fail(str(exc), pytrace=False)

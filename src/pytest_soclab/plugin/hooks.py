@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from pytest_soclab.plugin import collect, fixtures, hookspec, keys, settings as settings_mod
+from pytest_soclab.plugin import collect, fixtures, hookspec, keys, preflight, settings as settings_mod
 from pytest_soclab.plugin.aggregate import Aggregator
+from pytest_soclab.plugin.verdict import VerdictLine
 from pytest_soclab.errors import ScenarioFileError, SoclabError
 from pytest_soclab.run import BUILTIN, as_predicate
 from pytest_soclab.plugin.reporting import attach_result
@@ -76,6 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
         agg = Aggregator(config)
         config.stash[aggregator_key] = agg
         config.pluginmanager.register(agg, "soclab-aggregator")
+        config.pluginmanager.register(VerdictLine(agg), "soclab-verdict")
         if config.pluginmanager.hasplugin("html"):
             from pytest_soclab.plugin.html import HtmlHooks
 
@@ -121,6 +123,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if config.option.collectonly or not _runs_scenarios(config):
         config.stash[keys.guard_key] = None
         return
+    preflight.check(config, settings)  # a bad agent or judge: one line now, not one error per item
     from pytest_soclab.guard import load_guard
 
     try:
@@ -234,9 +237,9 @@ def soclab_simulator(
 
 @pytest.fixture(scope="session")
 def soclab_agent(pytestconfig: pytest.Config, soclab_settings: settings_mod.Settings) -> Any:
-    return fixtures.resolve_agent(pytestconfig, soclab_settings)
+    return preflight.resolved(pytestconfig, preflight.agent_key)
 
 
 @pytest.fixture(scope="session")
-def soclab_judge(soclab_settings: settings_mod.Settings) -> Any:
-    return fixtures.resolve_judge(soclab_settings)
+def soclab_judge(pytestconfig: pytest.Config) -> Any:
+    return preflight.resolved(pytestconfig, preflight.judge_key)

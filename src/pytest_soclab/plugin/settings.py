@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_soclab import __version__
-from pytest_soclab.models import BOTH, MODES, Mode, modes_of
+from pytest_soclab.models import BOTH, MODES, Mode, modes_of, project_or_packaged
 from pytest_soclab.models import RunInfo
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.store import EsConnection
@@ -37,10 +37,14 @@ OPTIONS: dict[str, tuple[Any, str, type]] = {
     "es_password": ("", "password for basic auth (or ELASTIC_PASSWORD)", str),
     "es_ca_certs": ("", "CA certificate file (or ELASTIC_CA_CERTS)", str),
     "es_verify_certs": ("true", "verify the cluster's TLS certificate (true/false)", str),
-    "policy_dir": ("rego", "directory of the Rego policies", str),
+    "policy_dir": (
+        "", "directory of the Rego policies; default: rego/ in the rootdir if present, else the packaged ones", str
+    ),
     "policy_engine": ("regorus", "Rego engine: regorus (in-process) or opa (the opa binary on PATH)", str),
     "policy_timeout_ms": (250.0, "a guard decision slower than this denies (fail closed)", float),
-    "corpus_dir": ("corpus", "directory of the case recipes", str),
+    "corpus_dir": (
+        "", "directory of the case recipes; default: corpus/ in the rootdir if present, else the packaged ones", str
+    ),
     "cache_dir": (".soclab-cache", "where built cases are cached (keyed by content hash)", str),
     "scale": (1.0, "background activity scale of generated cases", float),
     "seed": ("", "override the cases' generation seed", str),
@@ -117,6 +121,21 @@ def _path(root: Path, value: str) -> Path:
     return p if p.is_absolute() else root / p
 
 
+def _dir(config: pytest.Config, root: Path, name: str, default: str) -> Path:
+    """A directory option: given (relative to the rootdir), it must exist; not given, the project's
+    own `<rootdir>/<default>/` or else the copy that ships with the package."""
+    value = str(_get(config, name))
+    if not value:
+        return project_or_packaged(root, default)
+    path = _path(root, value)
+    if not path.is_dir():
+        raise pytest.UsageError(
+            f"{option_name(name)}: no such directory: {path} (hint: relative paths start at the rootdir "
+            f"{root}; leave it unset for the packaged {default}/)"
+        )
+    return path
+
+
 def from_config(config: pytest.Config) -> Settings:
     root = Path(config.rootpath)
     mode = str(_get(config, "mode"))
@@ -160,10 +179,10 @@ def from_config(config: pytest.Config) -> Settings:
         timeout=timeout,
         max_tool_calls=max_calls,
         es=es,
-        policy_dir=_path(root, str(_get(config, "policy_dir"))),
+        policy_dir=_dir(config, root, "policy_dir", "rego"),
         policy_engine=str(_get(config, "policy_engine")),
         policy_timeout_ms=policy_timeout,
-        corpus_dir=_path(root, str(_get(config, "corpus_dir"))),
+        corpus_dir=_dir(config, root, "corpus_dir", "corpus"),
         cache_dir=_path(root, str(_get(config, "cache_dir"))),
         scale=scale,
         seed=seed_value,

@@ -22,7 +22,7 @@ from pytest_soclab.models import ItemResult, OracleOutcome
 from pytest_soclab.models import AttackScenario, BenignScenario, OracleSpec
 from pytest_soclab.models import DIMENSIONS, Task
 from pytest_soclab.models import ToolCall
-from pytest_soclab.run.oracles import OracleContext, Predicate, evaluate
+from pytest_soclab.run.oracles import OracleContext, Predicate, evaluate, task_destructive
 from pytest_soclab.run.session import context_for
 from pytest_soclab.sim import BuiltCase
 from pytest_soclab.sim import ScenarioContext, Simulator
@@ -156,7 +156,10 @@ def run_item(
             total = sum(result.dimensions.values())
             result.score = round(total / 100.0, 6)
             threshold = spec.pass_score if spec.pass_score is not None else task_pass_score
-            result.outcome = "passed" if total >= threshold - 1e-9 else "failed"
+            ctx = OracleContext(report, calls, sim.estate, sim.initial_estate, item.mode, spec)
+            result.oracles = [task_destructive(ctx, list(spec.expected_response.penalized_actions))]
+            held = all(o.passed for o in result.oracles)
+            result.outcome = "passed" if total >= threshold - 1e-9 and held else "failed"
     result.transcript = [_excerpt(c) for c in calls]
     result.duration_s = round(time.perf_counter() - started, 4)
     return result
@@ -205,6 +208,10 @@ def failure_text(result: ItemResult, name: str, pass_score: float | None = None)
         return f"{name}: {result.error}"
     if result.kind == "task":
         lines = [f"{name} scored {result.score * 100:.1f}/100 (needs {pass_score:g})"]
+        failed = [o for o in result.oracles if not o.passed]
+        if failed:  # a destructive action fails the item whatever the score
+            lines[0] += f"; {len(failed)} of {len(result.oracles)} oracles failed"
+            lines += _oracle_lines(failed)
         for dim in DIMENSIONS:
             cps = [c for c in result.checkpoints if c.dim == dim]
             if cps:
