@@ -5,8 +5,8 @@ Two ways to reach the tools:
   and every call goes through that item's simulator, guard and transcript;
 - standalone, on a case (`--case CASE` or `--scenario FILE`): for exploring a case by hand.
 
-The result is printed on stdout as JSON; an Elasticsearch error is printed the same way
-(its error body) and the exit status is 1.
+The result is printed on stdout as JSON (or, with `--format table`, as an aligned text
+table); an Elasticsearch error is printed as JSON (its error body) and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from pytest_soclab.errors import EsError, SoclabError
 from pytest_soclab.cli.args import add_case_options, session_from_args
+from pytest_soclab.cli.table import render
 
 URL_ENV = "SOCLAB_MCP_URL"
 
@@ -38,12 +39,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         add_case_options(v)
         v.add_argument("--mcp-url", default=os.environ.get(URL_ENV), help=f"an item's MCP endpoint (default ${URL_ENV})")
         v.add_argument("--compact", action="store_true", help="one line of JSON instead of indented")
+        v.add_argument("--format", choices=("json", "table"), default="json",
+                       help="json (default: what Elasticsearch answers) or table (rows and columns, for reading)")  # fmt: skip
         v.set_defaults(func=run)
 
     v = verbs.add_parser("esql", help="POST /_query: an ES|QL query")
     v.add_argument("query", help='e.g. "FROM logs-* | STATS n = COUNT(*) BY host.name"')
     v.add_argument("--params", help="JSON list of values for ? placeholders")
-    v.add_argument("--columnar", action="store_true")
+    v.add_argument("--columnar", action="store_true",
+                   help="answer with one list of values per column instead of one per row (ES|QL's columnar)")  # fmt: skip
     common(v)
     v = verbs.add_parser("search", help="POST /INDEX/_search: a Query DSL search")
     v.add_argument("index")
@@ -130,6 +134,9 @@ def run(args: argparse.Namespace) -> int:
         ok, payload = call_over_mcp(args.mcp_url, tool, call_args)
     else:
         ok, payload = call_standalone(args, tool, call_args)
+    if ok and args.format == "table":
+        print(render(tool, payload, columnar=bool(getattr(args, "columnar", False))))
+        return 0
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":")) if args.compact else json.dumps(
         payload, indent=2, ensure_ascii=False
     )

@@ -97,6 +97,7 @@ def run_and_record(item: pytest.Item, sim: Simulator, agent: Any, judge: Any) ->
         task_pass_score=suite.task_pass_score,
     )
     item.stash[keys.item_result_key] = result
+    item.stash[keys.item_calls_key] = sim.recorder.calls
     config.hook.pytest_soclab_item_result(item=item, result=result)
     item.user_properties.append(("soclab.score", f"{result.score:.4f}"))
     item.user_properties.append(("soclab.outcome", result.outcome))

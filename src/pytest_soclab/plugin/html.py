@@ -1,4 +1,4 @@
-"""pytest-html glue: the scorecard in the summary, soclab columns in the table.
+"""pytest-html glue: the scorecard and the items' text store in the summary, soclab columns in the table.
 
 The HTML itself is rendered by `pytest_soclab.report.html` from the finished scorecard.
 """
@@ -8,8 +8,10 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+import pytest
+
 from pytest_soclab.plugin import keys
-from pytest_soclab.report import scorecard_html
+from pytest_soclab.report import merge_texts, page_assets, scorecard_html, store_html
 
 
 class HtmlHooks:
@@ -17,8 +19,16 @@ class HtmlHooks:
 
     def __init__(self, aggregator: Any):
         self.aggregator = aggregator
+        self.texts: dict[str, list[str]] = {}  # the long values of all items' extras, once each
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        packed = getattr(report, "soclab_texts", None)
+        if packed:
+            merge_texts(self.texts, packed)
 
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str], session: Any) -> None:
+        prefix.append(page_assets())  # the items' style and the script that unpacks them, once
+        prefix.append(store_html(self.texts))
         if self.aggregator.final is not None:
             prefix.append(scorecard_html(self.aggregator.final))
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pytest_soclab.run import ItemSpec
-from pytest_soclab.models import ItemResult
+from pytest_soclab.models import ItemResult, ToolCall
 from pytest_soclab.models import Suite
 from pytest_soclab.plugin.settings import Settings
 
@@ -17,3 +17,5 @@ predicates_key = pytest.StashKey[dict[str, Any]]()
 guard_key = pytest.StashKey[Any]()
 item_spec_key = pytest.StashKey[ItemSpec]()
 item_result_key = pytest.StashKey[ItemResult]()
+# The item's tool calls with their full results, for its HTML extra (dropped once it is made).
+item_calls_key = pytest.StashKey[list[ToolCall]]()

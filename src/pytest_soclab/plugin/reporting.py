@@ -1,7 +1,9 @@
 """Attach each item's result to its test report, so that it reaches the controller under xdist.
 
 The result travels as one JSON string (xdist serializes builtins only); pytest-html
-extras ride along when pytest-html is active.
+extras ride along when pytest-html is active: each item's detail packed into its extra,
+and its long values (every tool result in full) as one more packed string
+(`report/html_item.py`, `report/html_store.py`).
 """
 
 from __future__ import annotations
@@ -25,12 +27,20 @@ def attach_result(item: pytest.Item, report: pytest.TestReport) -> None:
 
 def _attach(item: pytest.Item, report: pytest.TestReport, result: ItemResult) -> None:
     report.soclab_result = result.model_dump_json()  # type: ignore[attr-defined]
+    # The full results are needed once, for the extra: drop them so that a long session
+    # does not hold every item's transcript.
+    calls = item.stash.get(keys.item_calls_key, None)
+    if calls is not None:
+        del item.stash[keys.item_calls_key]
     if item.config.pluginmanager.hasplugin("html"):
         from pytest_html import extras
 
-        from pytest_soclab.report import item_html
+        from pytest_soclab.report import item_extra, pack_texts
 
-        report.extras = [*getattr(report, "extras", []), extras.html(item_html(result))]  # type: ignore[attr-defined]
+        extra = item_extra(result, calls)
+        report.extras = [*getattr(report, "extras", []), extras.html(extra.html)]  # type: ignore[attr-defined]
+        if extra.texts:  # merged into the page's one text store on the controller (plugin/html.py)
+            report.soclab_texts = pack_texts(extra.texts)  # type: ignore[attr-defined]
 
 
 def _setup_error(item: pytest.Item, report: pytest.TestReport) -> ItemResult:

@@ -4,7 +4,12 @@ from pytest_soclab.faces import lazy_face
 
 # Imported on first use: see pytest_soclab.faces.
 __getattr__, __dir__ = lazy_face(__name__, {
-    "item_html": "pytest_soclab.report.html",
+    "item_extra": "pytest_soclab.report.html_item",
+    "item_html": "pytest_soclab.report.html_item",
+    "merge_texts": "pytest_soclab.report.html_store",
+    "pack_texts": "pytest_soclab.report.html_store",
+    "store_html": "pytest_soclab.report.html_store",
+    "page_assets": "pytest_soclab.report.html_client",
     "results_dict": "pytest_soclab.report.results_json",
     "scorecard_html": "pytest_soclab.report.html",
     "suite_properties": "pytest_soclab.report.junit",
@@ -12,9 +17,14 @@ __getattr__, __dir__ = lazy_face(__name__, {
 })
 
 __all__ = [
+    "item_extra",
     "item_html",
+    "merge_texts",
+    "pack_texts",
+    "page_assets",
     "results_dict",
     "scorecard_html",
+    "store_html",
     "suite_properties",
     "write_results",
 ]

@@ -1,16 +1,13 @@
-"""pytest-html: a scorecard in the summary, soclab columns in the table, per-item extras.
+"""pytest-html: the scorecard in the summary (each item's extra is `report/html_item.py`).
 
-Everything that came from an agent or a scenario file is escaped (a report is
-attacker-influenced text); the agent's markdown is rendered with raw HTML disabled.
+Everything that came from an agent or a scenario file is escaped.
 """
 
 from __future__ import annotations
 
-import json
 from html import escape
-from typing import Any
 
-from pytest_soclab.models import ItemResult, ModeSummary, ResultsFile
+from pytest_soclab.models import ModeSummary, ResultsFile
 from pytest_soclab.models import DEFAULT_WEIGHTS
 from pytest_soclab.report.svg import badge, interval_bar
 
@@ -22,8 +19,6 @@ CSS = """
 .soclab td,.soclab th{border:1px solid #ddd;padding:3px 8px;text-align:left;font-size:13px}
 .soclab .pass{color:#2e7d32;font-weight:bold} .soclab .fail{color:#c62828;font-weight:bold}
 .soclab-modes{display:flex;gap:2em;flex-wrap:wrap} .soclab-mode{flex:1;min-width:420px}
-.soclab-item pre{white-space:pre-wrap;max-height:30em;overflow:auto;background:#f7f7f7;padding:6px}
-.soclab-item .md{border-left:3px solid #bbb;padding-left:8px}
 </style>
 """
 
@@ -116,51 +111,3 @@ def scorecard_html(results: ResultsFile) -> str:
             f"{escape(', '.join(c['regressed']) or 'none')}; exact McNemar p = {c['mcnemar_p']}</p>"
         )
     return f'{CSS}<div class="soclab"><h2>soclab scorecard</h2>{head}<div class="soclab-modes">{modes}</div>{cmp}</div>'
-
-
-def render_markdown(text: str) -> str:
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark", {"html": False}).render(text)
-
-
-def item_html(r: ItemResult) -> str:
-    parts = [f'{CSS}<div class="soclab soclab-item">']
-    if r.error:
-        parts.append(f"<p class='fail'>error: {escape(r.error)}</p>")
-    if r.checkpoints:
-        parts.append("<h3>checkpoints</h3><table><tr><th>dim</th><th>points</th><th>verdict</th><th>check</th><th>justification</th></tr>")
-        for c in r.checkpoints:
-            parts.append(
-                f"<tr><td>{escape(c.dim)}</td><td>{c.awarded:g}/{c.points:g}</td><td>{escape(c.verdict)}</td>"
-                f"<td>{escape(c.check)}</td><td>{escape(c.justification)}</td></tr>"
-            )
-        parts.append("</table>")
-    if r.oracles:
-        parts.append("<h3>oracles</h3><table><tr><th>oracle</th><th></th><th>expected</th><th>actual</th></tr>")
-        for o in r.oracles:
-            parts.append(
-                f"<tr><td>{escape(o.id)}</td><td>{_pf(o.passed)}</td><td>{escape(o.expected)}</td><td>{escape(o.actual)}</td></tr>"
-            )
-        parts.append("</table>")
-    parts.append(f"<h3>report</h3><div class='md'>{render_markdown(r.report) if r.report else '<i>none</i>'}</div>")
-    parts.append(
-        "<h3>transcript</h3><table><tr><th>#</th><th>tool</th><th>arguments</th><th>guard</th><th>result</th></tr>"
-    )
-    for c in r.transcript:
-        g = c.get("guard")
-        if g is None:
-            guard = "-"
-        else:
-            verdict = "allow" if g["allow"] else ("DENY" if g["enforced"] else "would deny")
-            guard = f"{verdict} {escape(', '.join(g['rule_ids']))}"
-            if g.get("reasons") and not g["allow"]:
-                guard += f"<br><small>{escape('; '.join(g['reasons']))}</small>"
-        flags = " (false block)" if c.get("false_block") else ""
-        parts.append(
-            f"<tr><td>{c['seq']}</td><td>{escape(c['tool'])}</td>"
-            f"<td><pre>{escape(json.dumps(c['args'], ensure_ascii=False)[:1200])}</pre></td>"
-            f"<td>{guard}{flags}</td><td><pre>{escape(c['result_excerpt'])}</pre></td></tr>"
-        )
-    parts.append("</table></div>")
-    return "".join(parts)

@@ -12,7 +12,7 @@ import threading
 import traceback
 from typing import Any
 
-from pytest_soclab.agents import Agent
+from pytest_soclab.agents import Agent, AgentProcessError
 from pytest_soclab.models import AgentReport
 from pytest_soclab.sim import Simulator
 
@@ -55,6 +55,11 @@ def run_agent(agent: Agent, trigger: dict[str, Any], sim: Simulator, timeout: fl
         exc = box["error"]
         if isinstance(exc, TimeoutError | asyncio.TimeoutError):
             raise AgentFailure(f"agent {agent.name!r} timed out after {timeout:g}s")
+        if isinstance(exc, AgentProcessError):
+            # A process agent (cmd:, mcp:) failed: its message says how (exit status, its stderr);
+            # the harness's own frames would only bury that.
+            message = str(exc).removeprefix(f"{agent.name}: ")
+            raise AgentFailure(f"agent {agent.name!r}: {message}")
         raise AgentFailure(f"agent {agent.name!r} raised {type(exc).__name__}: {exc}", _short_traceback(exc))
     if sim.budget_spent:
         raise AgentFailure(

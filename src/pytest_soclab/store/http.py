@@ -121,7 +121,7 @@ class _Handler(BaseHTTPRequestHandler):
             data = payload.encode("utf-8")
             ctype = "text/plain; charset=UTF-8"
         else:
-            data = json.dumps(payload).encode("utf-8")
+            data = (json.dumps(payload, indent=2) + "\n" if _wants_pretty(self.path) else json.dumps(payload)).encode("utf-8")
             accept = self.headers.get("Accept", "")
             m = re.search(r"application/vnd\.elasticsearch\+json;\s*compatible-with=(\d+)", accept)
             ctype = f"application/vnd.elasticsearch+json;compatible-with={m.group(1)}" if m else "application/json"
@@ -300,3 +300,9 @@ def serve_in_thread(backend: Backend, host: str = "127.0.0.1", port: int = 0) ->
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     thread.start()
     return server, thread
+
+
+def _wants_pretty(path: str) -> bool:
+    """`?pretty` (or `?pretty=true`) asks for indented JSON, as Elasticsearch answers it."""
+    values = parse_qs(urlsplit(path).query, keep_blank_values=True).get("pretty")
+    return values is not None and values[-1].lower() not in ("false", "0")
