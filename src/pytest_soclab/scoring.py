@@ -86,7 +86,8 @@ def _rate(k: int, n: int, conf: float) -> dict[str, Any]:
 
 def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[str, Any]:
     conf, nboot, seed = suite.confidence, suite.bootstrap_samples, suite.seed
-    scen = reduce_repeats(results)
+    # An unscored item (its judge's answer unparseable) was not measured: it is counted, not scored.
+    scen = reduce_repeats([r for r in results if not r.unscored])
     by_kind: dict[str, list[ScenarioOutcome]] = defaultdict(list)
     for s in scen:
         by_kind[s.kind].append(s)
@@ -98,13 +99,16 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
             "failed": sum(1 for r in results if r.kind == kind and r.outcome == "failed"),
             "error": sum(1 for r in results if r.kind == kind and r.outcome == "error"),
             "scenarios": len(by_kind.get(kind, [])),
+            "unscored": sum(1 for r in results if r.kind == kind and r.unscored),
+            "carried": sum(1 for r in results if r.kind == kind and r.carried),
         }
         for kind in ("task", "attack", "benign")
     }
 
     metrics: dict[str, dict[str, Any]] = {}
     tasks = by_kind.get("task", [])
-    task_block: dict[str, Any] = {"scenarios": len(tasks)}
+    task_block: dict[str, Any] = {"scenarios": len(tasks),
+                                  "unscored": sum(1 for r in results if r.kind == "task" and r.unscored)}
     if tasks:
         scores = [s.score * 100 for s in tasks]
         lo, hi = stats.bootstrap_mean_interval(scores, conf, nboot, seed)
@@ -300,6 +304,10 @@ def build_scorecard(items: list[ItemResult], suite: Suite, run: RunInfo, collect
     summaries = {
         m: ModeSummary.model_validate(mode_summary([r for r in items if r.mode == m], suite, run.repeats)) for m in modes
     }
+    if not run.judge_settings:  # how the tasks were judged, as their items recorded it
+        recorded = next((r.judge_extra["settings"] for r in items if r.judge_extra.get("settings")), None)
+        if recorded:
+            run = run.model_copy(update={"judge_settings": recorded})
     comparison = None
     if "baseline" in summaries and "protected" in summaries:
         comparison = compare_modes([r for r in items if r.mode == "baseline"], [r for r in items if r.mode == "protected"])

@@ -12,8 +12,9 @@ import pytest
 
 from pytest_soclab import __version__
 from pytest_soclab.models import BOTH, MODES, Mode, modes_of
-from pytest_soclab.models import RunInfo
+from pytest_soclab.models import RunInfo, Suite
 from pytest_soclab.errors import SoclabError
+from pytest_soclab.run import run_fingerprints
 from pytest_soclab.store import EsConnection
 from pytest_soclab.store.connection import resolve as resolve_es
 
@@ -172,8 +173,14 @@ def from_config(config: pytest.Config) -> Settings:
     )
 
 
-def run_info(settings: Settings, repeats: int) -> RunInfo:
-    """What the results file records of this run's settings."""
+def run_info(settings: Settings, repeats: int, suite: Suite | None = None) -> RunInfo:
+    """What the results file records of this run's settings (with `suite`: its fingerprints too)."""
+    extra: dict[str, Any] = {}
+    if suite is not None:
+        extra = {
+            "fingerprints": run_fingerprints(suite, settings.corpus_dir, settings.policy_dir, settings.agent),
+            "suite_config": suite.model_dump(mode="json"),
+        }
     return RunInfo(
         agent=settings.agent,
         judge=settings.judge,
@@ -186,4 +193,5 @@ def run_info(settings: Settings, repeats: int) -> RunInfo:
         python=platform.python_version(),
         scale=settings.scale,
         seed=settings.seed,
+        **extra,
     )

@@ -5,16 +5,22 @@ from pytest_soclab.faces import lazy_face
 # Imported on first use: see pytest_soclab.faces.
 __getattr__, __dir__ = lazy_face(__name__, {
     "item_html": "pytest_soclab.report.html",
+    "load_results": "pytest_soclab.report.compare",
     "results_dict": "pytest_soclab.report.results_json",
+    "results_page": "pytest_soclab.report.page",
     "scorecard_html": "pytest_soclab.report.html",
     "suite_properties": "pytest_soclab.report.junit",
+    "write_page": "pytest_soclab.report.page",
     "write_results": "pytest_soclab.report.results_json",
 })
 
 __all__ = [
     "item_html",
+    "load_results",
     "results_dict",
+    "results_page",
     "scorecard_html",
     "suite_properties",
+    "write_page",
     "write_results",
 ]
