@@ -10,6 +10,7 @@ import pytest
 
 from pytest_soclab.plugin import collect, fixtures, hookspec, keys, settings as settings_mod
 from pytest_soclab.plugin.aggregate import Aggregator
+from pytest_soclab.plugin.resume import Resume
 from pytest_soclab.errors import ScenarioFileError, SoclabError
 from pytest_soclab.run import BUILTIN, as_predicate
 from pytest_soclab.plugin.reporting import attach_result
@@ -72,6 +73,8 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     config.stash[keys.suite_key] = suite
     config.stash[keys.predicates_key] = _predicates(config)
+    if settings.resume_path is not None:
+        config.pluginmanager.register(Resume(config, settings.resume_path), "soclab-resume")
     if not hasattr(config, "workerinput"):  # results meet on the controller (or the only process)
         agg = Aggregator(config)
         config.stash[aggregator_key] = agg

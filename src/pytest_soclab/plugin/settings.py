@@ -47,6 +47,7 @@ OPTIONS: dict[str, tuple[Any, str, type]] = {
     "seed": ("", "override the cases' generation seed", str),
     "llm_base_url": ("", "base URL of an OpenAI-compatible or Anthropic endpoint for LLM agents and judges", str),
     "llm_api_key": ("", "API key for LLM agents and judges (else the provider's usual variable)", str),
+    "resume": ("", "carry the complete items of this previous results file (same fingerprints) instead of running them", str),
 }
 
 
@@ -97,6 +98,7 @@ class Settings:
     seed: int | None
     enforce_gates: str | None  # None, "all", or a level id
     llm: dict[str, str] = field(default_factory=dict)
+    resume_path: Path | None = None  # --soclab-resume
 
     @property
     def live(self) -> bool:
@@ -170,6 +172,7 @@ def from_config(config: pytest.Config) -> Settings:
         seed=seed_value,
         enforce_gates=str(enforce) if enforce else None,
         llm={"base_url": str(_get(config, "llm_base_url")), "api_key": str(_get(config, "llm_api_key"))},
+        resume_path=_path(root, str(_get(config, "resume"))) if str(_get(config, "resume")) else None,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_soclab.models import Metric, ModeSummary, ResultsFile
+from pytest_soclab.report.run_lines import run_lines
 
 
 def _pct(m: Metric) -> str:
@@ -92,4 +93,4 @@ def summary_lines(results: ResultsFile) -> list[str]:
             f"[baseline vs protected] attacks stopped by the guard: {', '.join(cmp['attacks_stopped_by_guard']) or 'none'}"
             f"; regressed: {', '.join(cmp['regressed']) or 'none'}; exact McNemar p = {cmp['mcnemar_p']}"
         )
-    return out
+    return out + run_lines(results)
