@@ -169,8 +169,10 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
     gates = {name: evaluate_gate(name, g, metrics) for name, g in suite.gates.items()}
     level = _level(suite, gates)
     judges = judge_agreement(results)
+    cost = cost_summary(results)
     return {
         **({"judges": judges} if judges else {}),
+        **({"cost": cost} if cost else {}),
         "counts": counts,
         "tasks": task_block,
         "attacks": attack_block,
@@ -182,6 +184,39 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
         "level": level,
         "shadow_denials": sum(r.shadow_denials for r in results),
         "denied_calls": sum(r.denied_calls for r in results),
+    }
+
+
+def _per(total: float | None, n: int) -> float | None:
+    return None if total is None or n == 0 else round(total / n, 6)
+
+
+def cost_summary(results: list[ItemResult]) -> dict[str, Any] | None:
+    """Tokens, calls and cost of the items that recorded model usage; per item and per solved task."""
+    used = [r for r in results if r.usage]
+    if not used:
+        return None
+
+    def total(rs: list[ItemResult]) -> float | None:
+        costs = [r.usage.get("cost_usd") for r in rs]
+        return None if any(c is None for c in costs) else round(sum(float(c or 0) for c in costs), 6)
+
+    cost = total(used)
+    tasks = [r for r in used if r.kind == "task"]
+    solved_tasks = sum(1 for r in tasks if r.outcome == "passed")
+    solved = sum(1 for r in used if r.outcome == "passed")
+    return {
+        "items": len(used),
+        "llm_calls": sum(int(r.usage.get("llm_calls") or 0) for r in used),
+        "input_tokens": sum(int(r.usage.get("input_tokens") or 0) for r in used),
+        "output_tokens": sum(int(r.usage.get("output_tokens") or 0) for r in used),
+        "cost_usd": cost,
+        "unpriced_items": sum(1 for r in used if r.usage.get("cost_usd") is None),
+        "cost_per_item": _per(cost, len(used)),
+        "solved_tasks": solved_tasks,
+        "cost_per_solved_task": _per(total(tasks) if tasks else None, solved_tasks),
+        "solved_items": solved,
+        "cost_per_solved_item": _per(cost, solved),
     }
 
 

@@ -10,6 +10,7 @@ from pytest_soclab.models.report import AgentReport, Findings
 from pytest_soclab.models.results import (
     CheckpointVerdict,
     CollectionInfo,
+    CostSummary,
     Evidence,
     ItemResult,
     Metric,
@@ -22,7 +23,7 @@ from pytest_soclab.models.results import (
     Verdict,
 )
 from pytest_soclab.models.scenario import AttackScenario, BenignScenario, OracleSpec
-from pytest_soclab.models.suite import Gate, Suite
+from pytest_soclab.models.suite import Gate, ModelPrice, Suite
 from pytest_soclab.models.suite_config import load_suite
 from pytest_soclab.models.task import Checkpoint, DEFAULT_WEIGHTS, DIMENSIONS, Expect, Task
 from pytest_soclab.models.tools import (
@@ -49,6 +50,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointVerdict",
     "CollectionInfo",
+    "CostSummary",
     "DEFAULT_WEIGHTS",
     "DESTRUCTIVE_TOOLS",
     "DIMENSIONS",
@@ -66,6 +68,7 @@ __all__ = [
     "Metric",
     "Mode",
     "ModeSummary",
+    "ModelPrice",
     "OracleOutcome",
     "OracleSpec",
     "Persistence",

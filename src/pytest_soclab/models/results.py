@@ -152,6 +152,22 @@ class JudgeAgreement(BaseModel):
     disagreements: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class CostSummary(BaseModel):
+    """Model usage of one mode's items (from the providers' usage fields) and its cost in USD."""
+
+    items: int  # items with usage recorded
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None  # None when some item's model has no known price
+    unpriced_items: int = 0
+    cost_per_item: float | None = None
+    solved_tasks: int = 0  # task items that passed
+    cost_per_solved_task: float | None = None  # cost of every task item / solved task items
+    solved_items: int = 0  # items of any kind that passed
+    cost_per_solved_item: float | None = None
+
+
 class ModeSummary(BaseModel):
     counts: dict[str, KindCounts]
     tasks: dict[str, Any]
@@ -165,6 +181,7 @@ class ModeSummary(BaseModel):
     shadow_denials: int
     denied_calls: int
     judges: JudgeAgreement | None = None
+    cost: CostSummary | None = None  # only when some item recorded model usage
 
 
 class RunInfo(BaseModel):

@@ -35,6 +35,13 @@ class Level(Strict):
     gates: list[str] = Field(default_factory=list)  # names of gates in Suite.gates
 
 
+class ModelPrice(Strict):
+    """USD per million tokens (soclab.yaml `prices:`; never fetched)."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
 class Suite(Strict):
     version: int = 1
     families: dict[Kind, dict[str, Family]] = Field(default_factory=dict)
@@ -46,6 +53,8 @@ class Suite(Strict):
     seed: int = 0
     # Ordered from the lowest rung; a level holds when its gates and every lower rung's gates pass.
     levels: list[Level] = Field(default_factory=list)
+    # Model name -> price: costs the run's usage (tokens) with these; they win over the packaged table.
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _refs(self) -> Suite:

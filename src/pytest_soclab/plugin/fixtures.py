@@ -9,7 +9,7 @@ import pytest
 from pytest_soclab.plugin import keys
 from pytest_soclab.run import session as standalone
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.run import ItemFailed, failure_text, run_item, scenario_context
+from pytest_soclab.run import ItemFailed, agent_model, failure_text, price_usage, run_item, scenario_context
 from pytest_soclab.models import AttackScenario
 from pytest_soclab.plugin.settings import Settings
 from pytest_soclab.sim import BuiltCase, CaseLibrary
@@ -82,6 +82,7 @@ def run_and_record(item: pytest.Item, sim: Simulator, agent: Any, judge: Any) ->
         timeout=settings.timeout,
         task_pass_score=suite.task_pass_score,
     )
+    result.usage = price_usage(result.usage, agent_model(settings.agent), suite.prices)
     item.stash[keys.item_result_key] = result
     config.hook.pytest_soclab_item_result(item=item, result=result)
     item.user_properties.append(("soclab.score", f"{result.score:.4f}"))

@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_soclab.models import ItemResult, ModeSummary, ResultsFile
 from pytest_soclab.models import DEFAULT_WEIGHTS
+from pytest_soclab.report.cost import cost_html, item_usage_html
 from pytest_soclab.report.svg import badge, interval_bar
 
 LEVEL_COLOURS = {"L0": "#c62828", "L1": "#ef6c00", "L2": "#1565c0", "L3": "#2e7d32"}
@@ -115,6 +116,7 @@ def scorecard_html(results: ResultsFile) -> str:
             f"{escape(', '.join(c['attacks_stopped_by_guard']) or 'none')}; regressed: "
             f"{escape(', '.join(c['regressed']) or 'none')}; exact McNemar p = {c['mcnemar_p']}</p>"
         )
+    cmp += cost_html(results)
     return f'{CSS}<div class="soclab"><h2>soclab scorecard</h2>{head}<div class="soclab-modes">{modes}</div>{cmp}</div>'
 
 
@@ -143,6 +145,7 @@ def item_html(r: ItemResult) -> str:
                 f"<tr><td>{escape(o.id)}</td><td>{_pf(o.passed)}</td><td>{escape(o.expected)}</td><td>{escape(o.actual)}</td></tr>"
             )
         parts.append("</table>")
+    parts.append(item_usage_html(r))
     parts.append(f"<h3>report</h3><div class='md'>{render_markdown(r.report) if r.report else '<i>none</i>'}</div>")
     parts.append(
         "<h3>transcript</h3><table><tr><th>#</th><th>tool</th><th>arguments</th><th>guard</th><th>result</th></tr>"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_soclab.models import ResultsFile
+from pytest_soclab.report.cost import cost_lines
 
 
 def run_lines(results: ResultsFile) -> list[str]:
@@ -14,4 +15,4 @@ def run_lines(results: ResultsFile) -> list[str]:
     if unscored:
         out.append(f"UNSCORED {unscored} task item(s): the judge's answer could not be parsed "
                    "(left out of task scores, not counted as misses)")
-    return out
+    return out + cost_lines(results)

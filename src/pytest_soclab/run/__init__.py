@@ -13,6 +13,7 @@ from pytest_soclab.run.item import (
     run_item,
     scenario_context,
 )
+from pytest_soclab.run.cost import agent_model, price_usage
 from pytest_soclab.run.evidence import JudgeInputs, pack_evidence, unpack_evidence
 from pytest_soclab.run.fingerprint import FINGERPRINT_KEYS, model_fingerprint, run_fingerprints
 from pytest_soclab.run.legit import legit_actions
@@ -36,6 +37,7 @@ __all__ = [
     "Predicate",
     "Session",
     "Validator",
+    "agent_model",
     "as_predicate",
     "build_simulator",
     "check_spec",
@@ -48,6 +50,7 @@ __all__ = [
     "merge_results",
     "model_fingerprint",
     "pack_evidence",
+    "price_usage",
     "open_backend",
     "open_session",
     "rescore",
