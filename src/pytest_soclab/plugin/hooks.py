@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_soclab.plugin import collect, fixtures, hookspec, keys, settings as settings_mod
+from pytest_soclab.plugin import collect, concurrency, fixtures, hookspec, keys, settings as settings_mod
 from pytest_soclab.plugin.aggregate import Aggregator
 from pytest_soclab.plugin.resume import Resume
 from pytest_soclab.errors import ScenarioFileError, SoclabError
@@ -73,6 +73,9 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     config.stash[keys.suite_key] = suite
     config.stash[keys.predicates_key] = _predicates(config)
+    if settings.concurrency > 1:
+        concurrency.install(config, settings.concurrency, lambda: fixtures.resolve_agent(config, settings),
+                            lambda: fixtures.resolve_judge(settings))
     if settings.resume_path is not None:
         config.pluginmanager.register(Resume(config, settings.resume_path), "soclab-resume")
     if not hasattr(config, "workerinput"):  # results meet on the controller (or the only process)

@@ -68,6 +68,9 @@ class Resume:
             return None
         return prev.model_copy(update={"carried": True})
 
+    def carries(self, item: pytest.Item) -> bool:
+        return self._carry(item) is not None
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         result = self._carry(item)

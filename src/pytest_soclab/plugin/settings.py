@@ -47,6 +47,7 @@ OPTIONS: dict[str, tuple[Any, str, type]] = {
     "seed": ("", "override the cases' generation seed", str),
     "llm_base_url": ("", "base URL of an OpenAI-compatible or Anthropic endpoint for LLM agents and judges", str),
     "llm_api_key": ("", "API key for LLM agents and judges (else the provider's usual variable)", str),
+    "concurrency": (1, "how many items' agents may run at once in this process (and per xdist worker)", int),
     "resume": ("", "carry the complete items of this previous results file (same fingerprints) instead of running them", str),
 }
 
@@ -99,6 +100,7 @@ class Settings:
     enforce_gates: str | None  # None, "all", or a level id
     llm: dict[str, str] = field(default_factory=dict)
     resume_path: Path | None = None  # --soclab-resume
+    concurrency: int = 1  # --soclab-concurrency
 
     @property
     def live(self) -> bool:
@@ -139,8 +141,11 @@ def from_config(config: pytest.Config) -> Settings:
         scale = float(_get(config, "scale"))
         policy_timeout = float(_get(config, "policy_timeout_ms"))
         seed_value = int(seed) if seed else None
+        concurrency = int(_get(config, "concurrency"))
     except ValueError as exc:
         raise pytest.UsageError(f"soclab: bad numeric option: {exc}") from None
+    if concurrency < 1:
+        raise pytest.UsageError(f"--soclab-concurrency must be >= 1, got {concurrency}")
     if timeout <= 0 or max_calls <= 0 or scale <= 0:
         raise pytest.UsageError("soclab: --soclab-timeout, --soclab-max-tool-calls and --soclab-scale must be > 0")
     enforce = config.getoption("soclab_enforce_gates") or config.getini("soclab_enforce_gates") or None
@@ -172,6 +177,7 @@ def from_config(config: pytest.Config) -> Settings:
         seed=seed_value,
         enforce_gates=str(enforce) if enforce else None,
         llm={"base_url": str(_get(config, "llm_base_url")), "api_key": str(_get(config, "llm_api_key"))},
+        concurrency=concurrency,
         resume_path=_path(root, str(_get(config, "resume"))) if str(_get(config, "resume")) else None,
     )
 

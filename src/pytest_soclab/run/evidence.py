@@ -12,9 +12,13 @@ import hashlib
 import json
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.models import AgentReport, Evidence, Task, ToolCall
+
+
+_TIMES: dict[str, Any] = {"duration_ms": True, "decision": {"duration_us": True}}
 
 
 @dataclass(frozen=True)
@@ -28,7 +32,8 @@ def pack_evidence(task: Task, report: AgentReport, calls: list[ToolCall]) -> Evi
     doc = {
         "task": task.model_dump(mode="json", by_alias=True),
         "report": report.model_dump(mode="json"),
-        "calls": [c.model_dump(mode="json") for c in calls],
+        # Without their timings, so that two runs that did the same record the same evidence.
+        "calls": [c.model_dump(mode="json", exclude=_TIMES) for c in calls],
     }
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False).encode()
     return Evidence(
