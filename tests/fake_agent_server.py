@@ -18,13 +18,14 @@ USAGE = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
 class Investigator(ChatHandler):
     delay = 0.0
     usage = USAGE
+    search_first = True  # False: answer with the report at once (one model call per item)
 
     def do_POST(self) -> None:  # noqa: N802 (http.server API)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if self.delay:
             time.sleep(self.delay)
         tool_results = [m for m in body["messages"] if m["role"] == "tool"]
-        if not tool_results:
+        if not tool_results and self.search_first:
             message: dict[str, Any] = {"role": "assistant", "content": "", "tool_calls": [{
                 "id": "call_1", "type": "function", "function": {"name": "es_search", "arguments": json.dumps(
                     {"index": "logs-endpoint.events.process-default",

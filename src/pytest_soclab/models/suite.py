@@ -42,6 +42,13 @@ class ModelPrice(Strict):
     output: float = Field(ge=0)
 
 
+class Limit(Strict):
+    """A provider's quota (soclab.yaml `limits:`): requests in flight and requests per minute."""
+
+    connections: int | None = Field(default=None, ge=1)
+    requests_per_minute: int | None = Field(default=None, ge=1)
+
+
 class Suite(Strict):
     version: int = 1
     families: dict[Kind, dict[str, Family]] = Field(default_factory=dict)
@@ -55,6 +62,8 @@ class Suite(Strict):
     levels: list[Level] = Field(default_factory=list)
     # Model name -> price: costs the run's usage (tokens) with these; they win over the packaged table.
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    # Provider (openai, anthropic) -> limits shared by every agent and judge of one process.
+    limits: dict[str, Limit] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _refs(self) -> Suite:

@@ -15,6 +15,7 @@ from pytest_soclab.errors import ScenarioFileError, SoclabError
 from pytest_soclab.run import BUILTIN, as_predicate
 from pytest_soclab.plugin.reporting import attach_result
 from pytest_soclab.models import load_suite
+from pytest_soclab.llm import ProviderLimit, configure_limits
 
 MARKERS = (
     "soclab_kind(kind): scenario kind: task, attack or benign; select with -m \"soclab_kind(kind='attack')\"",
@@ -72,6 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
             + ", ".join(lvl.id for lvl in suite.levels)
         )
     config.stash[keys.suite_key] = suite
+    configure_limits({p: ProviderLimit(lim.connections, lim.requests_per_minute) for p, lim in suite.limits.items()})
     config.stash[keys.predicates_key] = _predicates(config)
     if settings.concurrency > 1:
         concurrency.install(config, settings.concurrency, lambda: fixtures.resolve_agent(config, settings),
