@@ -48,6 +48,7 @@ OPTIONS: dict[str, tuple[Any, str, type]] = {
     "llm_base_url": ("", "base URL of an OpenAI-compatible or Anthropic endpoint for LLM agents and judges", str),
     "llm_api_key": ("", "API key for LLM agents and judges (else the provider's usual variable)", str),
     "concurrency": (1, "how many items' agents may run at once in this process (and per xdist worker)", int),
+    "otel": ("", "write the agents' spans (OpenTelemetry GenAI conventions) to this OTLP JSON file", str),
     "resume": ("", "carry the complete items of this previous results file (same fingerprints) instead of running them", str),
 }
 
@@ -101,6 +102,7 @@ class Settings:
     llm: dict[str, str] = field(default_factory=dict)
     resume_path: Path | None = None  # --soclab-resume
     concurrency: int = 1  # --soclab-concurrency
+    otel_path: Path | None = None  # --soclab-otel
 
     @property
     def live(self) -> bool:
@@ -178,6 +180,7 @@ def from_config(config: pytest.Config) -> Settings:
         enforce_gates=str(enforce) if enforce else None,
         llm={"base_url": str(_get(config, "llm_base_url")), "api_key": str(_get(config, "llm_api_key"))},
         concurrency=concurrency,
+        otel_path=_path(root, str(_get(config, "otel"))) if str(_get(config, "otel")) else None,
         resume_path=_path(root, str(_get(config, "resume"))) if str(_get(config, "resume")) else None,
     )
 

@@ -18,6 +18,7 @@ from pytest_soclab.run.evidence import JudgeInputs, pack_evidence, unpack_eviden
 from pytest_soclab.run.fingerprint import FINGERPRINT_KEYS, model_fingerprint, run_fingerprints
 from pytest_soclab.run.legit import legit_actions
 from pytest_soclab.run.merge import MergeRefused, merge_results
+from pytest_soclab.run.otel import SEMCONV_VERSION, OtelTraces, load_otlp_json
 from pytest_soclab.run.rescore import rescore, rescore_item
 from pytest_soclab.run.oracles import BUILTIN, OracleContext, Predicate, as_predicate, check_spec, evaluate
 from pytest_soclab.run.session import Session, build_simulator, context_for, open_backend, open_session
@@ -34,7 +35,9 @@ __all__ = [
     "ItemFailed",
     "ItemSpec",
     "OracleContext",
+    "OtelTraces",
     "Predicate",
+    "SEMCONV_VERSION",
     "Session",
     "Validator",
     "agent_model",
@@ -47,6 +50,7 @@ __all__ = [
     "item_name",
     "item_specs",
     "legit_actions",
+    "load_otlp_json",
     "merge_results",
     "model_fingerprint",
     "pack_evidence",
