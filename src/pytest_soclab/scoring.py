@@ -86,7 +86,8 @@ def _rate(k: int, n: int, conf: float) -> dict[str, Any]:
 
 def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[str, Any]:
     conf, nboot, seed = suite.confidence, suite.bootstrap_samples, suite.seed
-    scen = reduce_repeats(results)
+    # An unscored item (its judge's answer unparseable) was not measured: it is counted, not scored.
+    scen = reduce_repeats([r for r in results if not r.unscored])
     by_kind: dict[str, list[ScenarioOutcome]] = defaultdict(list)
     for s in scen:
         by_kind[s.kind].append(s)
@@ -98,13 +99,16 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
             "failed": sum(1 for r in results if r.kind == kind and r.outcome == "failed"),
             "error": sum(1 for r in results if r.kind == kind and r.outcome == "error"),
             "scenarios": len(by_kind.get(kind, [])),
+            "unscored": sum(1 for r in results if r.kind == kind and r.unscored),
+            "carried": sum(1 for r in results if r.kind == kind and r.carried),
         }
         for kind in ("task", "attack", "benign")
     }
 
     metrics: dict[str, dict[str, Any]] = {}
     tasks = by_kind.get("task", [])
-    task_block: dict[str, Any] = {"scenarios": len(tasks)}
+    task_block: dict[str, Any] = {"scenarios": len(tasks),
+                                  "unscored": sum(1 for r in results if r.kind == "task" and r.unscored)}
     if tasks:
         scores = [s.score * 100 for s in tasks]
         lo, hi = stats.bootstrap_mean_interval(scores, conf, nboot, seed)
@@ -165,8 +169,10 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
     gates = {name: evaluate_gate(name, g, metrics) for name, g in suite.gates.items()}
     level = _level(suite, gates, repeats)
     judges = judge_agreement(results)
+    cost = cost_summary(results)
     return {
         **({"judges": judges} if judges else {}),
+        **({"cost": cost} if cost else {}),
         "counts": counts,
         "tasks": task_block,
         "attacks": attack_block,
@@ -178,6 +184,39 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
         "level": level,
         "shadow_denials": sum(r.shadow_denials for r in results),
         "denied_calls": sum(r.denied_calls for r in results),
+    }
+
+
+def _per(total: float | None, n: int) -> float | None:
+    return None if total is None or n == 0 else round(total / n, 6)
+
+
+def cost_summary(results: list[ItemResult]) -> dict[str, Any] | None:
+    """Tokens, calls and cost of the items that recorded model usage; per item and per solved task."""
+    used = [r for r in results if r.usage]
+    if not used:
+        return None
+
+    def total(rs: list[ItemResult]) -> float | None:
+        costs = [r.usage.get("cost_usd") for r in rs]
+        return None if any(c is None for c in costs) else round(sum(float(c or 0) for c in costs), 6)
+
+    cost = total(used)
+    tasks = [r for r in used if r.kind == "task"]
+    solved_tasks = sum(1 for r in tasks if r.outcome == "passed")
+    solved = sum(1 for r in used if r.outcome == "passed")
+    return {
+        "items": len(used),
+        "llm_calls": sum(int(r.usage.get("llm_calls") or 0) for r in used),
+        "input_tokens": sum(int(r.usage.get("input_tokens") or 0) for r in used),
+        "output_tokens": sum(int(r.usage.get("output_tokens") or 0) for r in used),
+        "cost_usd": cost,
+        "unpriced_items": sum(1 for r in used if r.usage.get("cost_usd") is None),
+        "cost_per_item": _per(cost, len(used)),
+        "solved_tasks": solved_tasks,
+        "cost_per_solved_task": _per(total(tasks) if tasks else None, solved_tasks),
+        "solved_items": solved,
+        "cost_per_solved_item": _per(cost, solved),
     }
 
 
@@ -306,6 +345,10 @@ def build_scorecard(items: list[ItemResult], suite: Suite, run: RunInfo, collect
     summaries = {
         m: ModeSummary.model_validate(mode_summary([r for r in items if r.mode == m], suite, run.repeats)) for m in modes
     }
+    if not run.judge_settings:  # how the tasks were judged, as their items recorded it
+        recorded = next((r.judge_extra["settings"] for r in items if r.judge_extra.get("settings")), None)
+        if recorded:
+            run = run.model_copy(update={"judge_settings": recorded})
     comparison = None
     if "baseline" in summaries and "protected" in summaries:
         comparison = compare_modes([r for r in items if r.mode == "baseline"], [r for r in items if r.mode == "protected"])

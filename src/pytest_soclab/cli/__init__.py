@@ -25,6 +25,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pseudonymize_cmd",
     "validate_cmd",
     "compare_cmd",
+    "merge_cmd",
+    "rescore_cmd",
 )
 
 

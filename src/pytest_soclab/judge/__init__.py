@@ -15,7 +15,8 @@ _WHERE = {
     "Judge": "base", "dimension_points": "base", "total_points": "base",
     "BothJudges": "compare", "Disagreement": "compare", "JudgeComparison": "compare",
     "compare_judges": "compare", "compare_verdicts": "compare", "pooled_agreement": "compare",
-    "LLMJudge": "llm", "RulesJudge": "rules", "resolve_judge": "registry",
+    "LLMJudge": "llm", "RulesJudge": "rules", "judge_settings": "settings",
+    "resolve_judge": "registry",
 }  # fmt: skip
 
 
@@ -35,6 +36,7 @@ __all__ = [
     "compare_judges",
     "compare_verdicts",
     "dimension_points",
+    "judge_settings",
     "pooled_agreement",
     "resolve_judge",
     "total_points",

@@ -278,6 +278,7 @@ class LLMJudge:
         self.model = model
         self.model_name = model_name or _model_name(model)
         self.name = f"llm:{self.model_name}"
+        self.prompt_version = PROMPT_VERSION
         self.cache = VerdictCache(cache_dir) if cache_dir is not None else None
         self.usage: dict[str, float] = {}  # accumulated over every judge() call
         self.model_calls = 0
@@ -331,7 +332,7 @@ class LLMJudge:
 
     def _all_miss(self, task: Task, reason: str) -> list[CheckpointVerdict]:
         return [CheckpointVerdict(index=i, dim=c.dim, points=c.points, check=c.check, verdict="miss", awarded=0.0,
-                                  justification=reason[:400], judge=self.name)
+                                  justification=reason[:400], judge=self.name, unscored=True)
                 for i, c in enumerate(task.scoring.checkpoints)]
 
     @staticmethod

@@ -8,7 +8,7 @@ from typing import Any
 from pytest_soclab.errors import SoclabError
 
 
-def resolve_judge(spec: str, *, cache_dir: Path, llm: dict[str, str]) -> Any:
+def resolve_judge(spec: str, *, cache_dir: Path | None, llm: dict[str, str]) -> Any:
     from pytest_soclab.judge.rules import RulesJudge
 
     if spec == "rules":
@@ -23,7 +23,7 @@ def resolve_judge(spec: str, *, cache_dir: Path, llm: dict[str, str]) -> Any:
     raise SoclabError(f"--soclab-judge={spec!r}: expected rules, llm:openai:MODEL, llm:anthropic:MODEL or both:llm:...")
 
 
-def _llm_judge(model_spec: str, cache_dir: Path, llm: dict[str, str]) -> Any:
+def _llm_judge(model_spec: str, cache_dir: Path | None, llm: dict[str, str]) -> Any:
     from pytest_soclab.judge.llm import LLMJudge
     from pytest_soclab.llm import make_chat_model
 

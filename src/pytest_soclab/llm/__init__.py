@@ -20,6 +20,7 @@ from pytest_soclab.llm.base import (
 )
 from pytest_soclab.llm.errors import LLMError, MissingExtraError
 from pytest_soclab.llm.factory import make_chat_model, parse_spec
+from pytest_soclab.llm.limits import ProviderLimit, configure_limits
 from pytest_soclab.llm.retry import RetryPolicy
 from pytest_soclab.llm.usage import Price, Usage, lookup_price, price_table
 
@@ -34,6 +35,7 @@ __all__ = [
     "Message",
     "MissingExtraError",
     "Price",
+    "ProviderLimit",
     "RetryPolicy",
     "ToolCallRequest",
     "ToolResult",
@@ -42,6 +44,7 @@ __all__ = [
     "UserMessage",
     "bounded_json",
     "compact_json",
+    "configure_limits",
     "lookup_price",
     "make_chat_model",
     "parse_spec",

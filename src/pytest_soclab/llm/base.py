@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_soclab.llm.errors import MissingExtraError
+from pytest_soclab.llm.limits import arequest_slot, request_slot
 from pytest_soclab.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, sdk_failure_classifier
 from pytest_soclab.llm.usage import Price, Usage
 
@@ -257,14 +258,22 @@ class SDKChatModel(ChatModel):
         req = self.request(system, messages, tools)
         client = self._sync_client()
         resp, retries = call_with_retries(
-            self.spec, lambda: self._send(client, req), self._classify, self.policy
+            self.spec, lambda: self._limited_send(client, req), self._classify, self.policy
         )
         return self.parse(resp, retries)
+
+    def _limited_send(self, client: Any, req: dict[str, Any]) -> Any:
+        with request_slot(self.provider):  # soclab.yaml `limits:` (llm/limits.py)
+            return self._send(client, req)
+
+    async def _alimited_send(self, client: Any, req: dict[str, Any]) -> Any:
+        async with arequest_slot(self.provider):
+            return await self._send(client, req)
 
     async def achat(self, system: str, messages: list[Message], tools: list[dict[str, Any]]) -> ChatTurn:
         req = self.request(system, messages, tools)
         client = self._async_client()
         resp, retries = await acall_with_retries(
-            self.spec, lambda: self._send(client, req), self._classify, self.policy
+            self.spec, lambda: self._alimited_send(client, req), self._classify, self.policy
         )
         return self.parse(resp, retries)

@@ -11,17 +11,20 @@ from pytest_soclab.models.report import AgentReport, Findings
 from pytest_soclab.models.results import (
     CheckpointVerdict,
     CollectionInfo,
+    CostSummary,
+    Evidence,
     ItemResult,
     Metric,
     ModeSummary,
     OracleOutcome,
+    Rescore,
     ResultsFile,
     RunInfo,
     VERDICT_CREDIT,
     Verdict,
 )
 from pytest_soclab.models.scenario import AttackScenario, BenignScenario, OracleSpec
-from pytest_soclab.models.suite import Gate, Suite
+from pytest_soclab.models.suite import Gate, ModelPrice, Suite
 from pytest_soclab.models.suite_config import load_suite
 from pytest_soclab.models.task import Checkpoint, DEFAULT_WEIGHTS, DIMENSIONS, Expect, Task
 from pytest_soclab.models.tools import (
@@ -48,12 +51,14 @@ __all__ = [
     "Checkpoint",
     "CheckpointVerdict",
     "CollectionInfo",
+    "CostSummary",
     "DEFAULT_WEIGHTS",
     "DESTRUCTIVE_TOOLS",
     "DIMENSIONS",
     "ENTITY_KINDS",
     "Entities",
     "Estate",
+    "Evidence",
     "Expect",
     "Findings",
     "Gate",
@@ -64,12 +69,14 @@ __all__ = [
     "Metric",
     "Mode",
     "ModeSummary",
+    "ModelPrice",
     "OracleOutcome",
     "OracleSpec",
     "Persistence",
     "Process",
     "READ_TOOLS",
     "REPORT_TOOL",
+    "Rescore",
     "ResultsFile",
     "RunInfo",
     "STATE_CHANGING_TOOLS",

@@ -23,6 +23,8 @@ class CheckpointVerdict(BaseModel):
     awarded: float  # points granted (after penalties, >= 0)
     justification: str
     judge: str = "rules"
+    # The judge's answer could not be parsed: this checkpoint was not judged (not a miss).
+    unscored: bool = False
 
 
 class OracleOutcome(BaseModel):
@@ -32,6 +34,16 @@ class OracleOutcome(BaseModel):
     expected: str
     actual: str
     description: str = ""
+
+
+class Evidence(BaseModel):
+    """What a judge needs to judge a task again, without the agent: the task, the full report and
+    every tool call with its full result. JSON, zlib-compressed, base64 (see docs/results-schema.md)."""
+
+    encoding: Literal["zlib+base64+json"] = "zlib+base64+json"
+    sha256: str  # of the uncompressed JSON
+    size: int  # bytes of the uncompressed JSON
+    data: str
 
 
 class ItemResult(BaseModel):
@@ -67,6 +79,10 @@ class ItemResult(BaseModel):
     report: str = ""  # the agent's markdown (bounded)
     transcript: list[dict[str, Any]] = Field(default_factory=list)  # bounded excerpts
     judge_extra: dict[str, Any] = Field(default_factory=dict)  # e.g. the second judge's verdicts
+    fingerprint: str = ""  # of the scenario (spec) this item ran: see run/fingerprint.py
+    evidence: Evidence | None = None  # tasks: the judge's inputs, for `soclab rescore`
+    unscored: bool = False  # the judge could not score it: left out of task scores, counted apart
+    carried: bool = False  # taken from a previous run's results (--soclab-resume), not run again
 
 
 # -- the results file -------------------------------------------------------------------------
@@ -122,6 +138,8 @@ class KindCounts(BaseModel):
     failed: int
     error: int
     scenarios: int
+    unscored: int = 0  # items whose judge answer could not be parsed (among `error`)
+    carried: int = 0  # items carried from a previous run (--soclab-resume)
 
 
 class JudgeAgreement(BaseModel):
@@ -133,6 +151,22 @@ class JudgeAgreement(BaseModel):
     agreement: float
     kappa: float | None
     disagreements: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class CostSummary(BaseModel):
+    """Model usage of one mode's items (from the providers' usage fields) and its cost in USD."""
+
+    items: int  # items with usage recorded
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None  # None when some item's model has no known price
+    unpriced_items: int = 0
+    cost_per_item: float | None = None
+    solved_tasks: int = 0  # task items that passed
+    cost_per_solved_task: float | None = None  # cost of every task item / solved task items
+    solved_items: int = 0  # items of any kind that passed
+    cost_per_solved_item: float | None = None
 
 
 class ModeSummary(BaseModel):
@@ -148,6 +182,7 @@ class ModeSummary(BaseModel):
     shadow_denials: int
     denied_calls: int
     judges: JudgeAgreement | None = None
+    cost: CostSummary | None = None  # only when some item recorded model usage
 
 
 class RunInfo(BaseModel):
@@ -162,6 +197,10 @@ class RunInfo(BaseModel):
     python: str
     scale: float
     seed: int | None
+    # suite, corpus, policies, agent: merge and resume refuse runs whose fingerprints differ.
+    fingerprints: dict[str, str] = Field(default_factory=dict)
+    suite_config: dict[str, Any] | None = None  # the resolved suite, so the scorecard can be recomputed
+    judge_settings: dict[str, Any] = Field(default_factory=dict)  # e.g. temperature and seed of an LLM judge
 
 
 class CollectionInfo(BaseModel):
@@ -172,6 +211,21 @@ class CollectionInfo(BaseModel):
     complete: bool = True
 
 
+class Rescore(BaseModel):
+    """`soclab rescore`: the recorded items judged again by another judge, and how far it agrees."""
+
+    previous_judge: str
+    judge: str
+    rescored: int  # task items judged again from their recorded evidence
+    kept: int  # task items kept as they were (no evidence: the agent failed before a report)
+    checkpoints: int  # compared checkpoints (both judges scored them)
+    agreement: float | None
+    kappa: float | None
+    unscored: int  # checkpoints the new judge could not score
+    changed_outcomes: list[str] = Field(default_factory=list)  # node ids whose pass/fail changed
+    disagreements: list[dict[str, Any]] = Field(default_factory=list)
+
+
 class ResultsFile(BaseModel):
     schema_name: Literal["pytest-soclab/results"] = Field(default="pytest-soclab/results", alias="schema")
     schema_version: int = RESULTS_SCHEMA_VERSION
@@ -179,6 +233,7 @@ class ResultsFile(BaseModel):
     collection: CollectionInfo
     modes: dict[str, ModeSummary]
     comparison: dict[str, Any] | None = None
+    rescore: Rescore | None = None  # set by `soclab rescore`
     items: list[ItemResult]
 
     model_config = {"populate_by_name": True}

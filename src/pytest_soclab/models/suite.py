@@ -37,6 +37,20 @@ class Level(Strict):
     min_repeats: int = Field(default=1, ge=1)
 
 
+class ModelPrice(Strict):
+    """USD per million tokens (soclab.yaml `prices:`; never fetched)."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
+class Limit(Strict):
+    """A provider's quota (soclab.yaml `limits:`): requests in flight and requests per minute."""
+
+    connections: int | None = Field(default=None, ge=1)
+    requests_per_minute: int | None = Field(default=None, ge=1)
+
+
 class Suite(Strict):
     version: int = 1
     families: dict[Kind, dict[str, Family]] = Field(default_factory=dict)
@@ -48,6 +62,10 @@ class Suite(Strict):
     seed: int = 0
     # Ordered from the lowest rung; a level holds when its gates and every lower rung's gates pass.
     levels: list[Level] = Field(default_factory=list)
+    # Model name -> price: costs the run's usage (tokens) with these; they win over the packaged table.
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    # Provider (openai, anthropic) -> limits shared by every agent and judge of one process.
+    limits: dict[str, Limit] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _refs(self) -> Suite:

@@ -88,7 +88,7 @@ class Aggregator:
             interrupted=interrupted,
             complete=not interrupted and not missing,
         )
-        run = run_info(settings, repeat_count(self.config))
+        run = run_info(settings, repeat_count(self.config), suite)
         self.final = build_scorecard(list(items.values()), suite, run, collection)
         add_suite_properties(self.config, self.final)
         if settings.json_path:

@@ -116,6 +116,17 @@ class ScenarioItem(pytest.Function):
             ]
         )
 
+    @property
+    def id(self) -> Any:
+        """The structured node id, in the form pytest parses a node id string back into.
+
+        pytest 9 keys --lf and --sw by this id, and reads their cache with `NodeId.parse`, which
+        takes "name[params]" apart; an item named "ATK-001[baseline]" without a callspec would
+        otherwise never match its own cached failure. The string form (`nodeid`) is unchanged.
+        """
+        own = super().id
+        return type(own).parse(str(own))
+
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, self.name
 

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from pytest_soclab.plugin import keys
+from pytest_soclab.plugin.concurrency import pool_of
 from pytest_soclab.run import session as standalone
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.run import ItemFailed, failure_text, run_item, scenario_context
+from pytest_soclab.run import ItemFailed, agent_model, failure_text, price_usage, run_item, scenario_context
 from pytest_soclab.models import AttackScenario
 from pytest_soclab.plugin.settings import Settings
 from pytest_soclab.sim import BuiltCase, CaseLibrary
@@ -69,6 +70,8 @@ def item_case(item: pytest.Item, library: CaseLibrary) -> BuiltCase:
 
 def open_backend(item: pytest.Item, case: BuiltCase, live: Any) -> Any:
     spec = item.stash[keys.item_spec_key].spec
+    if pool_of(item.config) is not None:
+        return None  # --soclab-concurrency: the pool opens each item's backend where its agent runs
     if live is not None:
         if isinstance(spec, AttackScenario) and spec.planted:
             pytest.skip(f"{spec.id} plants documents, and a live cluster is only ever read")
@@ -76,26 +79,33 @@ def open_backend(item: pytest.Item, case: BuiltCase, live: Any) -> Any:
     return standalone.open_backend(case, spec)
 
 
-def make_simulator(item: pytest.Item, case: BuiltCase, backend: Any, guard: Any, settings: Settings) -> Simulator:
+def make_simulator(item: pytest.Item, case: BuiltCase, backend: Any, guard: Any, settings: Settings) -> Simulator | None:
     ispec = item.stash[keys.item_spec_key]
+    if pool_of(item.config) is not None:
+        return None  # --soclab-concurrency: the pool builds it
     return standalone.build_simulator(case, scenario_context(ispec, case, settings.max_tool_calls), ispec.mode, backend, guard)
 
 
-def run_and_record(item: pytest.Item, sim: Simulator, agent: Any, judge: Any) -> None:
+def run_and_record(item: pytest.Item, sim: Simulator | None, agent: Any, judge: Any) -> None:
     config = item.config
     settings = config.stash[keys.settings_key]
     suite = config.stash[keys.suite_key]
     ispec = item.stash[keys.item_spec_key]
-    result = run_item(
-        ispec,
-        item.nodeid,
-        sim,
-        agent,
-        judge,
-        config.stash[keys.predicates_key],
-        timeout=settings.timeout,
-        task_pass_score=suite.task_pass_score,
-    )
+    pool = pool_of(config)
+    if pool is not None:
+        result = pool.result_for(item)
+    else:
+        result = run_item(
+            ispec,
+            item.nodeid,
+            sim,
+            agent,
+            judge,
+            config.stash[keys.predicates_key],
+            timeout=settings.timeout,
+            task_pass_score=suite.task_pass_score,
+        )
+        result.usage = price_usage(result.usage, agent_model(settings.agent), suite.prices)
     item.stash[keys.item_result_key] = result
     item.stash[keys.item_calls_key] = sim.recorder.calls
     config.hook.pytest_soclab_item_result(item=item, result=result)

@@ -17,15 +17,15 @@ from pytest_soclab.models import ItemResult
 def attach_result(item: pytest.Item, report: pytest.TestReport) -> None:
     result = item.stash.get(keys.item_result_key, None)
     if report.when == "call" and result is not None:
-        _attach(item, report, result)
+        attach_item_result(item, report, result)
     elif report.when == "setup" and report.failed:
         # The item never ran (its case could not be built, a fixture failed): it scores 0.
         result = _setup_error(item, report)
         item.stash[keys.item_result_key] = result
-        _attach(item, report, result)
+        attach_item_result(item, report, result)
 
 
-def _attach(item: pytest.Item, report: pytest.TestReport, result: ItemResult) -> None:
+def attach_item_result(item: pytest.Item, report: pytest.TestReport, result: ItemResult) -> None:
     report.soclab_result = result.model_dump_json()  # type: ignore[attr-defined]
     # The full results are needed once, for the extra: drop them so that a long session
     # does not hold every item's transcript.

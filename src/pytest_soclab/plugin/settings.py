@@ -12,8 +12,9 @@ import pytest
 
 from pytest_soclab import __version__
 from pytest_soclab.models import BOTH, MODES, Mode, modes_of, project_or_packaged
-from pytest_soclab.models import RunInfo
+from pytest_soclab.models import RunInfo, Suite
 from pytest_soclab.errors import SoclabError
+from pytest_soclab.run import run_fingerprints
 from pytest_soclab.store import EsConnection
 from pytest_soclab.store.connection import resolve as resolve_es
 
@@ -50,6 +51,9 @@ OPTIONS: dict[str, tuple[Any, str, type]] = {
     "seed": ("", "override the cases' generation seed", str),
     "llm_base_url": ("", "base URL of an OpenAI-compatible or Anthropic endpoint for LLM agents and judges", str),
     "llm_api_key": ("", "API key for LLM agents and judges (else the provider's usual variable)", str),
+    "concurrency": (1, "how many items' agents may run at once in this process (and per xdist worker)", int),
+    "otel": ("", "write the agents' spans (OpenTelemetry GenAI conventions) to this OTLP JSON file", str),
+    "resume": ("", "carry the complete items of this previous results file (same fingerprints) instead of running them", str),
 }
 
 
@@ -100,6 +104,9 @@ class Settings:
     seed: int | None
     enforce_gates: str | None  # None, "all", or a level id
     llm: dict[str, str] = field(default_factory=dict)
+    resume_path: Path | None = None  # --soclab-resume
+    concurrency: int = 1  # --soclab-concurrency
+    otel_path: Path | None = None  # --soclab-otel
 
     @property
     def live(self) -> bool:
@@ -155,8 +162,11 @@ def from_config(config: pytest.Config) -> Settings:
         scale = float(_get(config, "scale"))
         policy_timeout = float(_get(config, "policy_timeout_ms"))
         seed_value = int(seed) if seed else None
+        concurrency = int(_get(config, "concurrency"))
     except ValueError as exc:
         raise pytest.UsageError(f"soclab: bad numeric option: {exc}") from None
+    if concurrency < 1:
+        raise pytest.UsageError(f"--soclab-concurrency must be >= 1, got {concurrency}")
     if timeout <= 0 or max_calls <= 0 or scale <= 0:
         raise pytest.UsageError("soclab: --soclab-timeout, --soclab-max-tool-calls and --soclab-scale must be > 0")
     enforce = config.getoption("soclab_enforce_gates") or config.getini("soclab_enforce_gates") or None
@@ -188,11 +198,20 @@ def from_config(config: pytest.Config) -> Settings:
         seed=seed_value,
         enforce_gates=str(enforce) if enforce else None,
         llm={"base_url": str(_get(config, "llm_base_url")), "api_key": str(_get(config, "llm_api_key"))},
+        concurrency=concurrency,
+        otel_path=_path(root, str(_get(config, "otel"))) if str(_get(config, "otel")) else None,
+        resume_path=_path(root, str(_get(config, "resume"))) if str(_get(config, "resume")) else None,
     )
 
 
-def run_info(settings: Settings, repeats: int) -> RunInfo:
-    """What the results file records of this run's settings."""
+def run_info(settings: Settings, repeats: int, suite: Suite | None = None) -> RunInfo:
+    """What the results file records of this run's settings (with `suite`: its fingerprints too)."""
+    extra: dict[str, Any] = {}
+    if suite is not None:
+        extra = {
+            "fingerprints": run_fingerprints(suite, settings.corpus_dir, settings.policy_dir, settings.agent),
+            "suite_config": suite.model_dump(mode="json"),
+        }
     return RunInfo(
         agent=settings.agent,
         judge=settings.judge,
@@ -205,4 +224,5 @@ def run_info(settings: Settings, repeats: int) -> RunInfo:
         python=platform.python_version(),
         scale=settings.scale,
         seed=settings.seed,
+        **extra,
     )

@@ -9,6 +9,7 @@ from html import escape
 
 from pytest_soclab.models import ModeSummary, ResultsFile
 from pytest_soclab.models import DEFAULT_WEIGHTS
+from pytest_soclab.report.cost import cost_html
 from pytest_soclab.report.svg import badge, interval_bar
 
 LEVEL_COLOURS = {"L0": "#c62828", "L1": "#ef6c00", "L2": "#1565c0", "L3": "#2e7d32"}
@@ -110,4 +111,5 @@ def scorecard_html(results: ResultsFile) -> str:
             f"{escape(', '.join(c['attacks_stopped_by_guard']) or 'none')}; regressed: "
             f"{escape(', '.join(c['regressed']) or 'none')}; exact McNemar p = {c['mcnemar_p']}</p>"
         )
+    cmp += cost_html(results)
     return f'{CSS}<div class="soclab"><h2>soclab scorecard</h2>{head}<div class="soclab-modes">{modes}</div>{cmp}</div>'

@@ -24,6 +24,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from pytest_soclab.report.cost import item_usage_html
 from pytest_soclab.models import ItemResult, ToolCall
 from pytest_soclab.report.packed import pack_text
 
@@ -65,6 +66,7 @@ def summary_html(r: ItemResult) -> str:
         f"{r.false_blocks} false blocks of {r.legit_attempted} legitimate actions · "
         f"{r.destructive_executed} destructive actions executed</p>"
     )
+    parts.append(item_usage_html(r))
     return "".join(parts)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pytest_soclab.models import DEFAULT_WEIGHTS, DIMENSIONS, ItemResult, Metric, ModeSummary, ResultsFile
+from pytest_soclab.report.run_lines import run_lines
 
 WIDTH = 100
 DIFFICULTY = {"easy": 0, "medium": 1, "hard": 2, "capstone": 3}  # tasks are listed easiest first
@@ -219,4 +220,4 @@ def summary_lines(results: ResultsFile, *, confidence: float = 0.95) -> list[str
         out += _ids("[baseline vs protected] attacks stopped by the guard: ", cmp["attacks_stopped_by_guard"])
         out += _ids("  regressed (passed in baseline, failed protected): ", cmp["regressed"])
         out.append(f"  exact McNemar p = {_p(cmp['mcnemar_p'])} (passes, paired by scenario)")
-    return [part for line in out for part in fit(line)]
+    return [part for line in out + run_lines(results) for part in fit(line)]

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_soclab.run.agent import Agent, AgentFailure, run_agent
-from pytest_soclab.judge import Judge, dimension_points
+from pytest_soclab.run.evidence import pack_evidence
+from pytest_soclab.run.fingerprint import model_fingerprint
+from pytest_soclab.judge import Judge, dimension_points, judge_settings
 from pytest_soclab.models import Spec
 from pytest_soclab.models import Estate
 from pytest_soclab.models import Mode
 from pytest_soclab.models import AgentReport
-from pytest_soclab.models import ItemResult, OracleOutcome
+from pytest_soclab.models import CheckpointVerdict, ItemResult, OracleOutcome
 from pytest_soclab.models import AttackScenario, BenignScenario, OracleSpec
 from pytest_soclab.models import DIMENSIONS, Task
 from pytest_soclab.models import ToolCall
@@ -63,7 +65,7 @@ class ItemSpec:
             mode=self.mode,
             repeat=self.repeat,
             repeats=self.repeats,
-            **fields,
+            **{"fingerprint": model_fingerprint(spec), **fields},
         )
 
 
@@ -142,27 +144,41 @@ def run_item(
             result.score = 1.0 if held else 0.0
     elif result.outcome != "error" and isinstance(spec, Task):
         assert report is not None
+        result.evidence = pack_evidence(spec, report, calls)  # so that `soclab rescore` can judge it again
         try:
             verdicts = judge.judge(spec, report, calls) if judge else []
         except Exception as exc:  # noqa: BLE001 - a judge failure fails this item only
             result.outcome = "error"
             result.error = f"judge {getattr(judge, 'name', '?')!r} failed: {type(exc).__name__}: {exc}"
         else:
-            result.checkpoints = verdicts
             comparison = getattr(judge, "last", None)  # --soclab-judge=both keeps the second opinion
+            result.judge_extra = {"settings": judge_settings(judge)}
             if comparison is not None:
-                result.judge_extra = {"comparison": comparison.model_dump(mode="json")}
-            result.dimensions = dimension_points(verdicts)
-            total = sum(result.dimensions.values())
-            result.score = round(total / 100.0, 6)
-            threshold = spec.pass_score if spec.pass_score is not None else task_pass_score
+                result.judge_extra["comparison"] = comparison.model_dump(mode="json")
             ctx = OracleContext(report, calls, sim.estate, sim.initial_estate, item.mode, spec)
             result.oracles = [task_destructive(ctx, list(spec.expected_response.penalized_actions))]
-            held = all(o.passed for o in result.oracles)
-            result.outcome = "passed" if total >= threshold - 1e-9 and held else "failed"
+            apply_verdicts(result, verdicts, spec.pass_score if spec.pass_score is not None else task_pass_score)
     result.transcript = [_excerpt(c) for c in calls]
     result.duration_s = round(time.perf_counter() - started, 4)
     return result
+
+
+def apply_verdicts(result: ItemResult, verdicts: list[CheckpointVerdict], threshold: float) -> None:
+    """Score a task item from its verdicts and its oracles; an unscored checkpoint leaves it unscored (an error)."""
+    result.checkpoints = verdicts
+    result.dimensions = dimension_points(verdicts)
+    total = sum(result.dimensions.values())
+    result.score = round(total / 100.0, 6)
+    unscored = [v for v in verdicts if v.unscored]
+    result.unscored = bool(unscored)
+    if unscored:
+        result.outcome = "error"
+        result.error = f"unscored: the judge's answer could not be parsed ({len(unscored)} checkpoint(s))"
+    else:
+        # A destructive action the task penalizes fails the item whatever its points (its oracle says which).
+        held = all(o.passed for o in result.oracles)
+        result.outcome = "passed" if total >= threshold - 1e-9 and held else "failed"
+        result.error = None
 
 
 def _count_calls(result: ItemResult, calls: list[ToolCall], estate: Estate) -> None:
