@@ -12,6 +12,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from pytest_soclab.errors import EsError, parsing_exception
 
 from . import ast as A
+from .depth import check_tree
 from .types import parse_span
 
 _NAMES = {
@@ -80,6 +81,7 @@ def _parse_cached(query: str) -> A.Query:
         ) from None
     except UnexpectedInput as exc:  # pragma: no cover - other lark input errors
         raise parsing_exception(f"line {getattr(exc, 'line', 1)}:{getattr(exc, 'column', 1)}: {exc}") from None
+    check_tree(tree)
     try:
         return _ToAst(query).transform(tree)
     except VisitError as exc:
