@@ -169,6 +169,7 @@ class CollectionInfo(BaseModel):
     missing: list[str] = Field(default_factory=list)  # collected, no result (crash): counted as failures
     interrupted: bool = False  # -x, maxfail, Ctrl-C or a worker lost: the scorecard is incomplete
     complete: bool = True
+    rejected_files: list[str] = Field(default_factory=list)  # scenario files that could not be collected
 
 
 class ResultsFile(BaseModel):

@@ -81,6 +81,8 @@ def summary_lines(results: ResultsFile) -> list[str]:
     )
     if col.missing:
         head += f" ({len(col.missing)} missing, counted as failures)"
+    if col.rejected_files:
+        head += f" ({len(col.rejected_files)} scenario file{'s' if len(col.rejected_files) != 1 else ''} rejected)"
     if not col.complete:
         head += " | INCOMPLETE run"
     out = [head]
