@@ -14,6 +14,41 @@ from .. import limits as L
 _FLAT = frozenset({"call_args", "fields", "named_field", "field", "agg_fields", "agg_field", "by_clause", "order_expr"})
 
 
+def check_text(query: str) -> None:
+    """Bracket nesting, counted on the text before parsing: lark's parse of thousands of nested
+    brackets takes seconds, and each bracket is an expression level. Strings, quoted names and
+    comments do not count."""
+    depth = 0
+    i, n = 0, len(query)
+    while i < n:
+        ch = query[i]
+        if ch == '"':
+            if query.startswith('"""', i):
+                end = query.find('"""', i + 3)
+                i = n if end < 0 else end + 3
+                continue
+            i += 1
+            while i < n and query[i] != '"':
+                i += 2 if query[i] == "\\" else 1
+            i += 1
+            continue
+        if ch == "`":
+            end = query.find("`", i + 1)
+            i = n if end < 0 else end + 1
+            continue
+        if ch == "/" and query.startswith("//", i):
+            end = query.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if ch in "([":
+            depth += 1
+            if depth > L.ESQL_MAX_EXPRESSION_DEPTH:
+                raise L.too_deep_esql("expression", L.ESQL_MAX_EXPRESSION_DEPTH)
+        elif ch in ")]":
+            depth = max(0, depth - 1)
+        i += 1
+
+
 def check_tree(tree: Tree) -> None:
     commands = [c for c in tree.children if isinstance(c, Tree)]
     if len(commands) - 1 > L.ESQL_MAX_QUERY_DEPTH:
