@@ -59,6 +59,7 @@ def run_agent(agent: Agent, trigger: dict[str, Any], sim: Simulator, timeout: fl
     if sim.budget_spent:
         raise AgentFailure(
             f"agent {agent.name!r} exceeded its tool-call budget of {sim.scenario.max_tool_calls} calls"
+            + (f" ({sim.refused_calls} more calls refused)" if sim.refused_calls else "")
         )
     value = box.get("value")
     if value is None and sim.submitted is not None:
