@@ -81,6 +81,7 @@ def run_and_record(item: pytest.Item, sim: Simulator, agent: Any, judge: Any) ->
         config.stash[keys.predicates_key],
         timeout=settings.timeout,
         task_pass_score=suite.task_pass_score,
+        isolate=settings.isolate,
     )
     item.stash[keys.item_result_key] = result
     config.hook.pytest_soclab_item_result(item=item, result=result)

@@ -74,6 +74,12 @@ def add_options(parser: pytest.Parser) -> None:
         "(e.g. L2) that level must be reached. Both need the false-block rate under its ceiling.",
     )
     parser.addini("soclab_enforce_gates", "enforce gates: all, or a level id (e.g. L2)", default=None)
+    group.addoption(
+        "--soclab-isolate", dest="soclab_isolate", action="store_true", default=None,
+        help="run in-process agents in a worker process: os._exit, a segfault or a CPU spin ends that item "
+        "only, and a timeout kills the agent's work (cmd: and mcp: agents are separate processes anyway)",
+    )  # fmt: skip
+    parser.addini("soclab_isolate", "run in-process agents in a worker process (true/false)", default="false")
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,7 @@ class Settings:
     seed: int | None
     enforce_gates: str | None  # None, "all", or a level id
     llm: dict[str, str] = field(default_factory=dict)
+    isolate: bool = False  # in-process agents in a worker process
 
     @property
     def live(self) -> bool:
@@ -169,6 +176,7 @@ def from_config(config: pytest.Config) -> Settings:
         seed=seed_value,
         enforce_gates=str(enforce) if enforce else None,
         llm={"base_url": str(_get(config, "llm_base_url")), "api_key": str(_get(config, "llm_api_key"))},
+        isolate=bool(config.getoption("soclab_isolate")) or str(config.getini("soclab_isolate")).lower() == "true",
     )
 
 

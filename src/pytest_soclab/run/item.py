@@ -112,13 +112,14 @@ def run_item(
     *,
     timeout: float,
     task_pass_score: float,
+    isolate: bool = False,
 ) -> ItemResult:
     started = time.perf_counter()
     spec = item.spec
     result = item.result(nodeid, agent=agent.name, judge=getattr(judge, "name", "") if item.kind == "task" else "")
     report: AgentReport | None = None
     try:
-        report = run_agent(agent, spec.trigger.model_dump(), sim, timeout)
+        report = run_agent(agent, spec.trigger.model_dump(), sim, timeout, isolate=isolate)
     except AgentFailure as exc:
         result.outcome = "error"
         result.error = exc.reason + (f"\n{exc.detail}" if exc.detail else "")
