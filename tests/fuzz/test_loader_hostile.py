@@ -50,3 +50,13 @@ def test_binary_and_huge_files(tmp_path: Path) -> None:
 def test_deeply_nested_yaml_is_an_error() -> None:
     with pytest.raises(ScenarioFileError):
         parse_text("a: " + "[" * 5000 + "]" * 5000, Path("scenarios/ATK-999.yaml"))
+
+
+def test_binary_rego_file_is_a_clear_error(tmp_path: Path) -> None:
+    from pytest_soclab.errors import SoclabError
+    from pytest_soclab.guard.policy import read_policy_dir
+
+    (tmp_path / "guard.rego").write_text("package soclab.guard\n")
+    (tmp_path / "blob.rego").write_bytes(b"\x7fELF\x02\x01\x01\x00\xff\xfe")
+    with pytest.raises(SoclabError, match="blob.rego: not a text file"):
+        read_policy_dir(tmp_path)
