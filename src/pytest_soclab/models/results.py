@@ -32,6 +32,7 @@ class OracleOutcome(BaseModel):
     expected: str
     actual: str
     description: str = ""
+    error: bool = False  # it could not be evaluated (an authoring error): neither a pass nor a failure
 
 
 class ItemResult(BaseModel):
