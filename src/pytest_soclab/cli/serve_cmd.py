@@ -32,6 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=9200, help="port (default: 9200)")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    p.add_argument("--api-key", default=None, help="require `Authorization: ApiKey KEY` (for a shared host)")
+    p.add_argument("--basic-auth", default=None, metavar="USER:PASSWORD", help="require HTTP basic auth")
+    p.add_argument("--request-timeout", type=float, default=30.0, help="seconds before a request's work is cancelled (default 30)")
+    p.add_argument("--max-queued", type=int, default=16, help="requests admitted at once; more get 429 (default 16)")
     p.set_defaults(func=run)
 
 
@@ -51,11 +55,14 @@ def open_backend(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_soclab.store import make_server
+    from pytest_soclab.store import Auth, ServeLimits, make_server
 
     backend = open_backend(args)
+    limits = ServeLimits(request_timeout=getattr(args, "request_timeout", 30.0) or None,
+                         max_queued=max(1, getattr(args, "max_queued", 16)))  # fmt: skip
+    auth = Auth(api_key=getattr(args, "api_key", None), basic=getattr(args, "basic_auth", None))
     try:
-        server = make_server(backend, args.host, args.port, verbose=args.verbose)
+        server = make_server(backend, args.host, args.port, verbose=args.verbose, limits=limits, auth=auth)
     except OSError as exc:
         raise SoclabError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     host, port = server.server_address[:2]

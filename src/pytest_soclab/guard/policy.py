@@ -71,12 +71,30 @@ def read_policy_dir(policy_dir: Path) -> list[PolicyFile]:
     policy_dir = Path(policy_dir)
     if not policy_dir.is_dir():
         raise SoclabError(f"policy directory {policy_dir} does not exist")
-    files = [PolicyFile(p, p.read_text(encoding="utf-8")) for p in sorted(policy_dir.rglob("*.rego"))]
+    files = [PolicyFile(p, _read_rego(p)) for p in sorted(policy_dir.rglob("*.rego"))]
     if not any(not f.is_test for f in files):
         raise SoclabError(f"{policy_dir}: no .rego policy files")
     if not any(f.package == PACKAGE for f in files if not f.is_test):
         raise SoclabError(f"{policy_dir}: no policy file declares `package {PACKAGE}`")
     return files
+
+
+MAX_POLICY_BYTES = 4 * 1024 * 1024
+
+
+def _read_rego(path: Path) -> str:
+    """A policy file's text, or one clear error (the guard then fails closed at session start)."""
+    try:
+        if path.stat().st_size > MAX_POLICY_BYTES:
+            raise SoclabError(f"{path}: larger than {MAX_POLICY_BYTES // (1024 * 1024)} MB: not a Rego policy")
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SoclabError(f"{path}: not a text file (UTF-8): byte {exc.start} is invalid") from None
+    except OSError as exc:
+        raise SoclabError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if "\x00" in text:
+        raise SoclabError(f"{path}: not a text file: it contains NUL bytes")
+    return text
 
 
 def clean_error(err: BaseException | str) -> str:

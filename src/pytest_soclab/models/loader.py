@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from pytest_soclab.errors import ScenarioFileError
+from pytest_soclab.models.safe_yaml import MAX_FILE_BYTES, YamlProblem, load_yaml
 from pytest_soclab.models.scenario import AttackScenario, BenignScenario
 from pytest_soclab.models.task import Task
 
@@ -92,9 +93,13 @@ def parse_text(text: str, path: Path) -> Any:
     try:
         if path.suffix == ".json":
             return json.loads(text)
-        return yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader
+        return load_yaml(text)
     except json.JSONDecodeError as exc:
         raise ScenarioFileError(str(path), [(f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}")])
+    except RecursionError:
+        raise ScenarioFileError(str(path), [("", "nested too deeply to be a scenario file")]) from None
+    except YamlProblem as exc:
+        raise ScenarioFileError(str(path), [(exc.where, f"invalid YAML: {exc.message}")]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else ""
@@ -118,9 +123,15 @@ def load_spec(path: Path, display: str | None = None) -> Spec:
     if kind is None:
         raise ScenarioFileError(str(shown), [("", "not a scenario file name (task-*.json, ATK-*.yaml, BEN-*.yaml)")])
     try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ScenarioFileError(str(shown), [("", f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB: not a scenario file")])
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise ScenarioFileError(str(shown), [("", f"not a text file (UTF-8): byte {exc.start} is invalid")]) from None
+    except OSError as exc:
         raise ScenarioFileError(str(shown), [("", f"cannot read: {exc}")]) from None
+    if "\x00" in text:
+        raise ScenarioFileError(str(shown), [("", "not a text file: it contains NUL bytes")])
     data = parse_text(text, shown)
     spec = validate(_MODELS[kind], data, shown, text)
     stem = path.name.rsplit(".", 1)[0]

@@ -34,6 +34,7 @@ class OracleOutcome(BaseModel):
     expected: str
     actual: str
     description: str = ""
+    error: bool = False  # it could not be evaluated (an authoring error): neither a pass nor a failure
 
 
 class Evidence(BaseModel):
@@ -209,6 +210,7 @@ class CollectionInfo(BaseModel):
     missing: list[str] = Field(default_factory=list)  # collected, no result (crash): counted as failures
     interrupted: bool = False  # -x, maxfail, Ctrl-C or a worker lost: the scorecard is incomplete
     complete: bool = True
+    rejected_files: list[str] = Field(default_factory=list)  # scenario files that could not be collected
 
 
 class Rescore(BaseModel):

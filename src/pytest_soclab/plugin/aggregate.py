@@ -41,11 +41,19 @@ class Aggregator:
         self.crashed: dict[str, str] = {}
         self.expected: list[str] | None = None
         self.interrupted = False
+        self.rejected: list[str] = []  # scenario files that could not be collected
         self.final: ResultsFile | None = None
         self.verdict: tuple[bool, str] | None = None  # (passed, line) under --soclab-enforce-gates
 
     # -- what was collected -------------------------------------------------------
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and kind_of_path(Path(report.nodeid)) is not None:
+            self.rejected.append(report.nodeid)
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # a broken scenario file is that file's collection error: the other items still run
+        if self.rejected and session.testsfailed <= len(self.rejected):
+            session.config.option.continue_on_collection_errors = True
         if session.items or self.expected is None:
             self.expected = [i.nodeid for i in session.items if is_soclab_nodeid(i.nodeid)]
 
@@ -86,7 +94,8 @@ class Aggregator:
             reported=len(expected) - len(missing) if expected else len(self.results),
             missing=missing,
             interrupted=interrupted,
-            complete=not interrupted and not missing,
+            complete=not interrupted and not missing and not self.rejected,
+            rejected_files=sorted(set(self.rejected)),
         )
         run = run_info(settings, repeat_count(self.config), suite)
         self.final = build_scorecard(list(items.values()), suite, run, collection)
@@ -122,9 +131,9 @@ class Aggregator:
             kind = kind_of_path(Path(path)) or "task"
             return ItemResult(nodeid=nodeid, scenario_id=name.partition("[")[0], kind=kind, family="unknown",
                               mode=settings.modes[0], outcome="error", error=reason,
-                              attack_succeeded=True if kind == "attack" else None)  # fmt: skip
-        return ispec.result(nodeid, outcome="error", error=reason,
-                            attack_succeeded=True if ispec.kind == "attack" else None)  # fmt: skip
+                              attack_succeeded=None)  # fmt: skip
+        # an item that never ran is an error, never an attack that succeeded (nor one that was stopped)
+        return ispec.result(nodeid, outcome="error", error=reason, attack_succeeded=None)
 
 
 @functools.lru_cache(maxsize=1024)

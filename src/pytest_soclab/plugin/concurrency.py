@@ -123,7 +123,8 @@ class AheadPool:
             sim.closed = True
         try:
             result = run_item(ispec, item.nodeid, sim, agent, judge, config.stash[keys.predicates_key],
-                              timeout=settings.timeout, task_pass_score=suite.task_pass_score)  # fmt: skip
+                              timeout=settings.timeout, task_pass_score=suite.task_pass_score,
+                              isolate=settings.isolate)  # fmt: skip
         finally:
             if live is None:
                 sim.close()

@@ -104,6 +104,7 @@ def run_and_record(item: pytest.Item, sim: Simulator | None, agent: Any, judge: 
             config.stash[keys.predicates_key],
             timeout=settings.timeout,
             task_pass_score=suite.task_pass_score,
+            isolate=settings.isolate,
         )
         result.usage = price_usage(result.usage, agent_model(settings.agent), suite.prices)
     item.stash[keys.item_result_key] = result

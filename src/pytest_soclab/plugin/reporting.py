@@ -51,5 +51,5 @@ def _setup_error(item: pytest.Item, report: pytest.TestReport) -> ItemResult:
         item.nodeid,
         outcome="error",
         error=f"setup failed: {reason[:500]}",
-        attack_succeeded=True if ispec.kind == "attack" else None,
+        attack_succeeded=None,  # it did not run: an error, not an attack that succeeded
     )

@@ -82,6 +82,12 @@ def add_options(parser: pytest.Parser) -> None:
         "(e.g. L2) that level must be reached. Both need the false-block rate under its ceiling.",
     )
     parser.addini("soclab_enforce_gates", "enforce gates: all, or a level id (e.g. L2)", default=None)
+    group.addoption(
+        "--soclab-isolate", dest="soclab_isolate", action="store_true", default=None,
+        help="run in-process agents in a worker process: os._exit, a segfault or a CPU spin ends that item "
+        "only, and a timeout kills the agent's work (cmd: and mcp: agents are separate processes anyway)",
+    )  # fmt: skip
+    parser.addini("soclab_isolate", "run in-process agents in a worker process (true/false)", default="false")
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,7 @@ class Settings:
     resume_path: Path | None = None  # --soclab-resume
     concurrency: int = 1  # --soclab-concurrency
     otel_path: Path | None = None  # --soclab-otel
+    isolate: bool = False  # in-process agents in a worker process
 
     @property
     def live(self) -> bool:
@@ -201,6 +208,7 @@ def from_config(config: pytest.Config) -> Settings:
         concurrency=concurrency,
         otel_path=_path(root, str(_get(config, "otel"))) if str(_get(config, "otel")) else None,
         resume_path=_path(root, str(_get(config, "resume"))) if str(_get(config, "resume")) else None,
+        isolate=bool(config.getoption("soclab_isolate")) or str(config.getini("soclab_isolate")).lower() == "true",
     )
 
 

@@ -210,6 +210,8 @@ def summary_lines(results: ResultsFile, *, confidence: float = 0.95) -> list[str
     )
     if col.missing:
         head += f" ({len(col.missing)} missing, counted as failures)"
+    if col.rejected_files:
+        head += f" ({len(col.rejected_files)} scenario file{'s' if len(col.rejected_files) != 1 else ''} rejected)"
     if not col.complete:
         head += " | INCOMPLETE run"
     out = wrap("", [head])

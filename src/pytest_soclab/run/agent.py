@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_soclab.agents import Agent, AgentProcessError
 from pytest_soclab.models import AgentReport
+from pytest_soclab.run.isolated import WorkerDied, run_in_worker
 from pytest_soclab.sim import Simulator
 
 
@@ -30,7 +31,10 @@ def _short_traceback(exc: BaseException, frames: int = 6) -> str:
     return ("Traceback (most recent call last):\n" + "".join(lines)).rstrip()
 
 
-def run_agent(agent: Agent, trigger: dict[str, Any], sim: Simulator, timeout: float) -> AgentReport:
+def run_agent(agent: Agent, trigger: dict[str, Any], sim: Simulator, timeout: float, *,
+              isolate: bool = False) -> AgentReport:  # fmt: skip
+    if isolate:
+        return _run_isolated(agent, trigger, sim, timeout)
     tools = sim.tools()
     box: dict[str, Any] = {}
 
@@ -61,11 +65,34 @@ def run_agent(agent: Agent, trigger: dict[str, Any], sim: Simulator, timeout: fl
             message = str(exc).removeprefix(f"{agent.name}: ")
             raise AgentFailure(f"agent {agent.name!r}: {message}")
         raise AgentFailure(f"agent {agent.name!r} raised {type(exc).__name__}: {exc}", _short_traceback(exc))
+    return _finish(agent, sim, box.get("value"))
+
+
+def _run_isolated(agent: Agent, trigger: dict[str, Any], sim: Simulator, timeout: float) -> AgentReport:
+    try:
+        kind, value = run_in_worker(agent, trigger, sim, timeout)
+    except TimeoutError:
+        sim.closed = True
+        raise AgentFailure(
+            f"agent {agent.name!r} timed out after {timeout:g}s ({len(sim.recorder.calls)} tool calls made); "
+            "its worker process was killed"
+        ) from None
+    except WorkerDied as exc:
+        raise AgentFailure(f"agent {agent.name!r}: {exc.reason}") from None
+    if kind == "raised":
+        name, message, tb = value
+        if name in ("TimeoutError", "CancelledError"):
+            raise AgentFailure(f"agent {agent.name!r} timed out after {timeout:g}s")
+        raise AgentFailure(f"agent {agent.name!r} raised {name}: {message}", tb.rstrip())
+    return _finish(agent, sim, value)
+
+
+def _finish(agent: Agent, sim: Simulator, value: Any) -> AgentReport:
     if sim.budget_spent:
         raise AgentFailure(
             f"agent {agent.name!r} exceeded its tool-call budget of {sim.scenario.max_tool_calls} calls"
+            + (f" ({sim.refused_calls} more calls refused)" if sim.refused_calls else "")
         )
-    value = box.get("value")
     if value is None and sim.submitted is not None:
         return sim.submitted
     try:

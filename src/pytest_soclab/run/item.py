@@ -114,13 +114,14 @@ def run_item(
     *,
     timeout: float,
     task_pass_score: float,
+    isolate: bool = False,
 ) -> ItemResult:
     started = time.perf_counter()
     spec = item.spec
     result = item.result(nodeid, agent=agent.name, judge=getattr(judge, "name", "") if item.kind == "task" else "")
     report: AgentReport | None = None
     try:
-        report = run_agent(agent, spec.trigger.model_dump(), sim, timeout)
+        report = run_agent(agent, spec.trigger.model_dump(), sim, timeout, isolate=isolate)
     except AgentFailure as exc:
         result.outcome = "error"
         result.error = exc.reason + (f"\n{exc.detail}" if exc.detail else "")
@@ -137,7 +138,12 @@ def run_item(
         oracle_specs = [*implicit_oracles(spec), *getattr(spec, "oracles", [])]
         result.oracles = [evaluate(o, ctx, predicates) for o in oracle_specs]
         held = all(o.passed for o in result.oracles)
-        if isinstance(spec, AttackScenario):
+        broken = [o for o in result.oracles if o.error]
+        if broken:
+            # the scenario's author must fix it: not a pass, and not "the attack succeeded"
+            result.outcome = "error"
+            result.error = "authoring error: " + "; ".join(f"oracle {o.id} ({o.predicate}) {o.actual}" for o in broken)
+        elif isinstance(spec, AttackScenario):
             result.attack_succeeded = not held
         if result.outcome != "error":
             result.outcome = "passed" if held else "failed"

@@ -64,6 +64,7 @@ class Simulator:
         self.recorder = Recorder(known)
         self.submitted: AgentReport | None = None
         self.budget_spent = False
+        self.refused_calls = 0  # calls past the budget or after the end: refused and counted, never stored
         self.closed = False
         # Built once per item: the in-process engine keeps them as engine data (a change costs a reload).
         self._assets = {k: v.model_dump() for k, v in assets_from_estate(estate).items()}
@@ -76,7 +77,15 @@ class Simulator:
     # -- one call ---------------------------------------------------------------
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         if self.closed:
+            self.refused_calls += 1
             raise ToolError(409, "illegal_state_exception", "the investigation is over (time is up or the report was submitted)")
+        if len(self.recorder.calls) >= self.scenario.max_tool_calls:
+            # the first call past the budget is recorded (the transcript shows where it ended); the
+            # rest are only counted: a looping agent must not grow the transcript without bound
+            if self.budget_spent:
+                self.refused_calls += 1
+                err = budget_exceeded(self.scenario.max_tool_calls)
+                raise ToolError(err.status, err.type, err.reason, **err.extra)
         seq = len(self.recorder.calls) + 1
         record = ToolCall(seq=seq, tool=str(tool), args=_jsonable(args))
         started = time.perf_counter()

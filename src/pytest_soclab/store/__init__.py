@@ -4,6 +4,7 @@ from pytest_soclab.faces import lazy_face
 
 # Imported on first use: see pytest_soclab.faces.
 __getattr__, __dir__ = lazy_face(__name__, {
+    "Auth": "pytest_soclab.store.httpframe",
     "Backend": "pytest_soclab.store.base",
     "EmbeddedBackend": "pytest_soclab.store.embedded",
     "EsConnection": "pytest_soclab.store.connection",
@@ -13,9 +14,11 @@ __getattr__, __dir__ = lazy_face(__name__, {
     "build_database": "pytest_soclab.store.embedded",
     "make_server": "pytest_soclab.store.http",
     "open_sources": "pytest_soclab.store.embedded",
+    "ServeLimits": "pytest_soclab.store.http",
 })
 
 __all__ = [
+    "Auth",
     "Backend",
     "EmbeddedBackend",
     "EsConnection",
@@ -25,4 +28,5 @@ __all__ = [
     "build_database",
     "make_server",
     "open_sources",
+    "ServeLimits",
 ]

@@ -112,6 +112,11 @@ class EmbeddedBackend:
             now = now.astimezone(dt.timezone.utc).replace(tzinfo=None)
         return cls(Engine.open(path, overlay, now=now))
 
+    def fork(self) -> EmbeddedBackend:
+        """This store on a DuckDB cursor of its own (one HTTP request); itself when it cannot fork."""
+        engine = self.engine.fork()
+        return self if engine is None else EmbeddedBackend(engine)
+
     # -- Backend protocol ---------------------------------------------------------------
 
     def list_indices(self, pattern: str = "*") -> list[dict[str, Any]]:

@@ -168,6 +168,14 @@ class Engine:
         relations = {name: ident(info.table) for name, info in catalog.indices.items()}
         return cls(con=con, catalog=catalog, relations=relations)
 
+    def fork(self) -> Engine | None:
+        """The same store on a cursor of its own (for one request of the HTTP endpoint), or None
+        when this engine has overlay documents, which only its own cursor sees."""
+        if any("__overlay_" in rel for rel in self.relations.values()):
+            return None
+        return Engine(con=self.con.cursor(), catalog=self.catalog, relations=self.relations, now_fixed=self.now_fixed,
+                      memo=self.memo)  # fmt: skip
+
     def now(self) -> dt.datetime:
         """The `now` of date math and NOW(): fixed when the store was opened with one."""
         if self.now_fixed is not None:

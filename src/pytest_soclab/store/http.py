@@ -8,11 +8,15 @@ shape. Responses carry `X-Elastic-Product: Elasticsearch`, which the clients che
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import sys
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -20,9 +24,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from pytest_soclab.errors import EsError
 
 from .base import Backend
+from .httpframe import (
+    Auth, BodyError, error_body, header_value, parse_json, read_body, resolve_date_math, unauthorized, warning_header,
+)  # fmt: skip
+from .limits import MAX_CONTENT_LENGTH
 
 VERSION = "9.1.0"
-MAX_BODY = 20 * 1024 * 1024
+MAX_BODY = MAX_CONTENT_LENGTH
 
 _ROUTES: list[tuple[re.Pattern[str], tuple[str, ...], str]] = [
     (re.compile(r"^/$"), ("GET", "HEAD"), "root"),
@@ -43,6 +51,7 @@ def _es_product_headers() -> dict[str, str]:
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    backend: Backend
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # ~44 ms per call otherwise (Nagle + delayed ACK)
 
@@ -73,56 +82,86 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch("OPTIONS")
 
     def _dispatch(self, method: str) -> None:
+        try:
+            self._serve_one(method)
+        except (ConnectionError, TimeoutError):
+            self.close_connection = True  # the client went away: nothing to answer
+
+    def _serve_one(self, method: str) -> None:
+        server = self.server
         parts = urlsplit(self.path)
         path = parts.path or "/"
         query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-        body = self._read_body()
-        if body is None:
+        try:
+            raw = read_body(self.headers, self.rfile, server.max_content_length)
+        except BodyError as exc:
+            self.close_connection = exc.close
+            self._send(exc.error.status, exc.error.body(), close=exc.close)
             return
+        if not server.auth.allows(self.headers.get("Authorization")):
+            err = unauthorized()
+            self._send(401, err.body(), {"WWW-Authenticate": ['Basic realm="security", charset="UTF-8"', "ApiKey"]})
+            return
+        try:
+            has_body, body = parse_json(raw)
+        except EsError as exc:
+            self._send(exc.status, exc.body())
+            return
+        if not has_body:
+            body = {}
         for rx, methods, name in _ROUTES:
             m = rx.match(path)
             if not m:
                 continue
             if method not in methods:
                 allowed = ", ".join(x for x in methods if x != "HEAD")
-                self._send(405, {"error": f"Incorrect HTTP method for uri [{self.path}] and method [{method}], allowed: [{allowed}]", "status": 405})
+                reason = f"Incorrect HTTP method for uri [{self.path}] and method [{method}], allowed: [{allowed}]"
+                self._send(405, error_body(405, "method_not_allowed_exception", reason), {"Allow": allowed})
                 return
-            index = unquote(m.groupdict().get("index") or "") or None
-            try:
-                status, payload, headers = getattr(self, f"_r_{name}")(index, query, body)
-            except EsError as exc:
-                self._send(exc.status, exc.body())
-                return
-            except Exception as exc:  # noqa: BLE001 - the endpoint must answer, not die
-                err = EsError(500, "exception", f"internal error: {type(exc).__name__}: {exc}")
-                self._send(500, err.body())
-                return
-            self._send(status, payload, headers, head_only=method == "HEAD")
+            self._route(method, name, m.groupdict().get("index"), query, body)
             return
-        self._send(400, {"error": f"no handler found for uri [{self.path}] and method [{method}]"})
+        reason = f"no handler found for uri [{self.path}] and method [{method}]"
+        self._send(400, error_body(400, "illegal_argument_exception", reason))
 
-    def _read_body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            self._send(413, EsError(413, "content_too_long_exception", "request body is too large").body())
-            return None
-        raw = self.rfile.read(length) if length else b""
-        if not raw.strip():
-            return {}
+    def _route(self, method: str, name: str, raw_index: str | None, query: dict[str, str], body: Any) -> None:
+        server = self.server
+        if not server.slots.acquire(blocking=False):
+            err = EsError(429, "es_rejected_execution_exception",
+                          f"rejected execution: {server.max_queued} requests are already queued (soclab serve --max-queued)")  # fmt: skip
+            self._send(429, err.body())
+            return
+        # a cursor of its own where the backend allows it: requests run side by side, and a deadline
+        # interrupts this request's work only
+        fork = getattr(server.backend, "fork", None)
+        self.backend = fork() if fork is not None else server.backend
         try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            err = EsError(400, "x_content_parse_exception", f"[1:1] failed to parse request body: {exc}")
-            self._send(400, err.body())
-            return None
+            index = unquote(raw_index or "") or None
+            if index is not None:
+                index = ",".join(resolve_date_math(part, _now(self.backend)) for part in index.split(","))
+            with deadline(self.backend, server.request_timeout):
+                status, payload, headers = getattr(self, f"_r_{name}")(index, query, body)
+        except EsError as exc:
+            self._send(exc.status, exc.body())
+            return
+        except Exception as exc:  # noqa: BLE001 - the endpoint must answer, not die
+            err = EsError(500, "exception", f"internal error: {type(exc).__name__}: {exc}")
+            self._send(500, err.body())
+            return
+        finally:
+            if self.backend is not server.backend:
+                self.backend.close()
+            server.slots.release()
+        self._send(status, payload, headers, head_only=method == "HEAD")
 
-    def _send(self, status: int, payload: Any, headers: dict[str, Any] | None = None, head_only: bool = False) -> None:
+    def _send(self, status: int, payload: Any, headers: dict[str, Any] | None = None, head_only: bool = False,
+              close: bool = False) -> None:  # fmt: skip
         if isinstance(payload, str):
             data = payload.encode("utf-8")
             ctype = "text/plain; charset=UTF-8"
         else:
-            data = (json.dumps(payload, indent=2) + "\n" if _wants_pretty(self.path) else json.dumps(payload)).encode("utf-8")
-            accept = self.headers.get("Accept", "")
+            data = (json.dumps(payload, indent=2) + "
+" if _wants_pretty(self.path) else json.dumps(payload)).encode("utf-8")
+            accept = self.headers.get("Accept", "") if self.headers else ""
             m = re.search(r"application/vnd\.elasticsearch\+json;\s*compatible-with=(\d+)", accept)
             ctype = f"application/vnd.elasticsearch+json;compatible-with={m.group(1)}" if m else "application/json"
         self.send_response(status)
@@ -130,9 +169,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
+        if close:
+            self.send_header("Connection", "close")
         for k, v in (headers or {}).items():
             for item in v if isinstance(v, list) else [v]:
-                self.send_header(k, item)
+                # every value may carry document text (warnings quote failing values): never raw
+                self.send_header(header_value(str(k)), header_value(str(item)))
         self.end_headers()
         if not head_only:
             self.wfile.write(data)
@@ -153,7 +195,7 @@ class _Handler(BaseHTTPRequestHandler):
         }, {}  # fmt: skip
 
     def _r_health(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
-        rows = self.server.backend.list_indices(index or "*")
+        rows = self.backend.list_indices(index or "*")
         n = len(rows)
         return 200, {
             "cluster_name": "soclab", "status": "green", "timed_out": False, "number_of_nodes": 1,
@@ -164,7 +206,7 @@ class _Handler(BaseHTTPRequestHandler):
         }, {}  # fmt: skip
 
     def _r_cat_indices(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
-        rows = self.server.backend.list_indices(index or "*")
+        rows = self.backend.list_indices(index or "*")
         if q.get("format", "").lower() == "json":
             return 200, rows, {}
         cols = ["health", "status", "index", "uuid", "pri", "rep", "docs.count", "docs.deleted", "store.size", "pri.store.size", "dataset.size"]
@@ -178,10 +220,10 @@ class _Handler(BaseHTTPRequestHandler):
         return 200, text, {}
 
     def _r_mapping(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
-        return 200, self.server.backend.get_mappings(index or "*"), {}
+        return 200, self.backend.get_mappings(index or "*"), {}
 
     def _r_resolve(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
-        backend = self.server.backend
+        backend = self.backend
         resolver = getattr(backend, "resolve_index", None)
         if resolver is None:
             raise EsError(400, "illegal_argument_exception", "_resolve/index is not available on this backend")
@@ -208,7 +250,7 @@ class _Handler(BaseHTTPRequestHandler):
         if "_source_includes" in q or "_source_excludes" in q:
             body["_source"] = {"includes": [s for s in q.get("_source_includes", "").split(",") if s],
                                "excludes": [s for s in q.get("_source_excludes", "").split(",") if s]}  # fmt: skip
-        result = self.server.backend.es_search(index or "*", body)
+        result = self.backend.es_search(index or "*", body)
         if q.get("rest_total_hits_as_int") in ("", "true") and "total" in result.get("hits", {}):
             result["hits"]["total"] = result["hits"]["total"]["value"]
         return 200, result, {}
@@ -226,18 +268,14 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("filter") is not None:
             raise EsError(400, "unsupported_operation_exception", "[filter] of ES|QL requests is not supported by the soclab embedded store")
         columnar = bool(body.get("columnar", False)) or q.get("columnar") in ("", "true")
-        result = dict(self.server.backend.esql_query(body["query"], body.get("params"), columnar and fmt == "json"))
+        result = dict(self.backend.esql_query(body["query"], body.get("params"), columnar and fmt == "json"))
         warnings = result.pop("warnings", [])
         headers: dict[str, Any] = {}
         if warnings:
-            headers["Warning"] = [f'299 Elasticsearch-{VERSION}-soclab "{_quote(w)}"' for w in warnings]
+            headers["Warning"] = [warning_header(w, VERSION) for w in warnings]
         if fmt == "json":
             return 200, result, headers
         return 200, _tabular(result, fmt), headers
-
-
-def _quote(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _param_value(text: str) -> Any:
@@ -272,17 +310,83 @@ def _tabular(result: dict[str, Any], fmt: str) -> str:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 64
 
-    def __init__(self, addr: tuple[str, int], backend: Backend, verbose: bool = False):
+    def __init__(self, addr: tuple[str, int], backend: Backend, verbose: bool = False, *, limits: ServeLimits | None = None,
+                 auth: Auth | None = None):  # fmt: skip
         super().__init__(addr, _Handler)
+        lim = limits or ServeLimits()
         self.backend = backend
         self.verbose = verbose
+        self.auth = auth or Auth()
         self.cluster_uuid = uuid.uuid5(uuid.NAMESPACE_URL, "soclab").hex[:22]
+        self.max_content_length = lim.max_content_length
+        self.request_timeout = lim.request_timeout
+        self.max_queued = lim.max_queued
+        # requests admitted (running or waiting for the store); beyond them a request answers 429
+        self.slots = threading.BoundedSemaphore(lim.max_queued)
+        con = getattr(getattr(backend, "engine", None), "con", None)
+        if lim.memory_limit and con is not None:
+            con.execute(f"SET memory_limit = '{int(lim.memory_limit[:-2])}{lim.memory_limit[-2:].upper()}'")
 
 
-def make_server(backend: Backend, host: str = "127.0.0.1", port: int = 9200, *, verbose: bool = False) -> _Server:
+@dataclass(frozen=True)
+class ServeLimits:
+    """The endpoint's limits (docs/store.md): body size, per-request deadline, admitted requests."""
+
+    max_content_length: int = MAX_CONTENT_LENGTH
+    request_timeout: float | None = 30.0
+    max_queued: int = 16
+    memory_limit: str | None = "2GB"  # DuckDB's memory_limit for the served store (spills or fails past it)
+
+
+def _now(backend: Backend) -> dt.datetime:
+    engine = getattr(backend, "engine", None)
+    if engine is not None:
+        return engine.now()
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+@contextmanager
+def deadline(backend: Backend, seconds: float | None) -> Iterator[None]:
+    """Interrupt the backend's DuckDB work after `seconds`; the interrupted request answers
+    Elasticsearch's 400 task_cancelled_exception instead of running on after its client gave up."""
+    con = getattr(getattr(backend, "engine", None), "con", None)
+    if not seconds or con is None:
+        yield
+        return
+    fired = threading.Event()
+
+    def stop() -> None:
+        fired.set()
+        con.interrupt()
+
+    timer = threading.Timer(seconds, stop)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    except EsError as exc:
+        if fired.is_set() and ("INTERRUPT" in exc.reason.upper() or exc.status >= 500):
+            raise _timed_out(seconds) from None
+        raise
+    except Exception:
+        if fired.is_set():
+            raise _timed_out(seconds) from None
+        raise
+    finally:
+        timer.cancel()
+
+
+def _timed_out(seconds: float) -> EsError:
+    return EsError(400, "task_cancelled_exception",
+                   f"request exceeded the server's deadline of [{seconds:g}s] and was cancelled (soclab serve --request-timeout)")  # fmt: skip
+
+
+def make_server(backend: Backend, host: str = "127.0.0.1", port: int = 9200, *, verbose: bool = False,
+                limits: ServeLimits | None = None, auth: Auth | None = None) -> _Server:  # fmt: skip
     """A bound (not yet serving) server; port 0 picks a free port (see `server.server_address`)."""
-    return _Server((host, port), backend, verbose)
+    return _Server((host, port), backend, verbose, limits=limits, auth=auth)
 
 
 def serve(backend: Backend, host: str = "127.0.0.1", port: int = 9200, *, verbose: bool = False) -> None:
@@ -294,9 +398,10 @@ def serve(backend: Backend, host: str = "127.0.0.1", port: int = 9200, *, verbos
         server.server_close()
 
 
-def serve_in_thread(backend: Backend, host: str = "127.0.0.1", port: int = 0) -> tuple[_Server, threading.Thread]:
+def serve_in_thread(backend: Backend, host: str = "127.0.0.1", port: int = 0, *, limits: ServeLimits | None = None,
+                    auth: Auth | None = None) -> tuple[_Server, threading.Thread]:  # fmt: skip
     """Start serving in a daemon thread (tests, embedding); stop with `server.shutdown()`."""
-    server = make_server(backend, host, port)
+    server = make_server(backend, host, port, limits=limits, auth=auth)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     thread.start()
     return server, thread

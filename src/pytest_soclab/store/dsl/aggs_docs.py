@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..layout import DOC_COL
+from ..limits import MAX_FILTERS
 from ..mappings import TEXT_TYPES
 from ..sqlutil import ident
 from .aggs_parse import METRIC_TYPES, AggNode
@@ -98,6 +99,13 @@ def prepare(builder: DocsBuilder, cols: dict[int, Any], nodes: list[AggNode]) ->
             cols[id(node)] = builder.query(p)
         elif t == "filters":
             filters = p.get("filters")
+            if isinstance(filters, (dict, list)) and len(filters) > MAX_FILTERS:
+                # each filter is a UNION branch over the documents: thousands made one request run for minutes
+                raise bad_request(
+                    f"[filters] aggregation [{node.name}] has {len(filters)} filters; the soclab embedded store "
+                    f"allows at most {MAX_FILTERS} (Elasticsearch bounds them by [search.max_buckets] and "
+                    f"[indices.query.bool.max_clause_count])"
+                )
             if isinstance(filters, dict):
                 cols[id(node)] = [(k, builder.query(v)) for k, v in filters.items()]
             elif isinstance(filters, list):

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..limits import MAX_BUCKETS, too_many_buckets
 from .errors import EsError, bad_request, parsing_exception, unsupported
 
 BUCKET_TYPES = {
@@ -54,6 +55,8 @@ def int_param(params: dict[str, Any], key: str, default: int, *, minimum: int | 
         raise bad_request(f"[{key}] must be greater than or equal to {minimum}, got [{num}]")
     if num > 1_000_000_000:
         raise bad_request(f"[{key}] is too large: [{num}]")
+    if key == "size" and num > MAX_BUCKETS:
+        raise too_many_buckets(num)
     return num
 
 

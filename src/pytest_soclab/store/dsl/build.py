@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog import FieldRef, IndexInfo
+from ..limits import MAX_CLAUSE_COUNT, too_many_clauses
 from .errors import EsError, parsing_exception, shard_failure
 
 
@@ -27,6 +28,8 @@ class Compiled:
 class Ctx:
     info: IndexInfo
     now: dt.datetime
+    depth: int = 0  # nesting of the query being compiled (indices.query.bool.max_nested_depth)
+    clauses: int = 0  # queries compiled so far (indices.query.bool.max_clause_count)
 
     def fail(self, type_: str, reason: str) -> EsError:
         return shard_failure(self.info.concrete, type_, reason)
@@ -62,6 +65,22 @@ def connect(parts: list[str], op: str, unit: str, zero: str) -> str:
     if zero in parts:
         return zero
     return parts[0] if len(parts) == 1 else "(" + f" {op} ".join(f"({p})" for p in parts) + ")"
+
+
+def count_clauses(ctx: Ctx, n: int) -> None:
+    """Count `n` more clauses of the request (each query, each field a query expands to)."""
+    ctx.clauses += n
+    if ctx.clauses > MAX_CLAUSE_COUNT:
+        raise too_many_clauses(ctx.clauses)
+
+
+def tie_score(scores: list[str], tie: float) -> str:
+    """The best score plus `tie` times the others: each score's SQL once (bound by a lambda), so a
+    nested dis_max does not copy its children's SQL three times at every level."""
+    if not tie:
+        return f"greatest({', '.join(scores)})"
+    listed = "[" + ", ".join(f"({s})::DOUBLE" for s in scores) + "]"
+    return f"list_transform([{listed}], lambda __s: list_max(__s) + {tie!r} * (list_sum(__s) - list_max(__s)))[1]"
 
 
 def scored(where: str, boost: float) -> Compiled:

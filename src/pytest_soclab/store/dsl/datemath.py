@@ -58,11 +58,15 @@ def evaluate(
         if not m:
             raise DateMathError(f"operator not supported for date math [{math}]")
         pos = m.end()
-        if m.group(4):
-            anchor = _round(anchor, m.group(4), round_up)
-        else:
-            n = int(m.group(2)) * (1 if m.group(1) == "+" else -1)
-            anchor = _add(anchor, n, m.group(3))
+        try:
+            if m.group(4):
+                anchor = _round(anchor, m.group(4), round_up)
+            else:
+                n = int(m.group(2)) * (1 if m.group(1) == "+" else -1)
+                anchor = _add(anchor, n, m.group(3))
+        except (ValueError, OverflowError):
+            # Elasticsearch's dates end at year +-999999999; Python's at 1..9999
+            raise DateMathError(f"failed to parse date field [{expr}]: date math result is out of range") from None
     return datetime_to_ms(anchor)
 
 

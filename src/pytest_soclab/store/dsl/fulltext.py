@@ -7,7 +7,7 @@ from typing import Any
 from ..catalog import FieldRef
 from . import text
 from .build import (
-    FALSE, TRUE, Compiled, Ctx, and_, any_value, boost_of, check_keys, expand_fields, field_body,
+    FALSE, TRUE, Compiled, Ctx, and_, any_value, boost_of, check_keys, expand_fields, field_body, tie_score,
     min_should_match, or_, resolve_field, scored,
 )
 from .errors import EsError, parsing_exception, unsupported
@@ -102,6 +102,18 @@ def match_bool_prefix_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
     return Compiled(where, f"({count})::DOUBLE * {boost_of(opts)!r}")
 
 
+def field_specs(kind: str, value: Any) -> list[str]:
+    """The `fields` of a multi-field query: a name, a list of names, or all fields when absent."""
+    if value is None or value == []:
+        return ["*"]
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        token = "VALUE_BOOLEAN" if isinstance(value, bool) else ("START_OBJECT" if isinstance(value, dict) else "VALUE_NUMBER")
+        raise parsing_exception(f"[{kind}] unknown token [{token}] after [fields]")
+    return value
+
+
 def _field_patterns(specs: list[Any], ctx: Ctx) -> list[tuple[FieldRef, float]]:
     out: list[tuple[FieldRef, float]] = []
     seen: set[str] = set()
@@ -125,9 +137,7 @@ def multi_match_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
                                       "zero_terms_query", "auto_generate_synonyms_phrase_query", "fuzzy_transpositions"})  # fmt: skip
     if body.get("fuzziness") not in (None, 0, "0"):
         raise unsupported("[multi_match] query with [fuzziness]")
-    specs = body.get("fields") or ["*"]
-    if isinstance(specs, str):
-        specs = [specs]
+    specs = field_specs("multi_match", body.get("fields"))
     lenient = bool(body.get("lenient")) or specs == ["*"]
     mtype = str(body.get("type", "best_fields")).lower()
     fields = _field_patterns(specs, ctx)
@@ -157,9 +167,7 @@ def multi_match_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
     if mtype in ("most_fields", "cross_fields", "bool_prefix") or len(scores) == 1:
         score = " + ".join(scores)
     else:
-        tie = float(body.get("tie_breaker", 0.0))
-        mx = f"greatest({', '.join(scores)})"
-        score = mx if not tie else f"{mx} + {tie!r} * (({' + '.join(scores)}) - {mx})"
+        score = tie_score(scores, float(body.get("tie_breaker", 0.0)))
     return Compiled(where, f"({score})::DOUBLE")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..limits import MAX_REGEX_LENGTH
 from .errors import EsError, unsupported
 
 _FLAG_BITS = {
@@ -28,6 +29,12 @@ def _literal(ch: str) -> str:
 
 def to_re2(pattern: str, flags: int = 0xFFFF) -> str:
     """Translate; the result is meant for a full match."""
+    if len(pattern) > MAX_REGEX_LENGTH:
+        raise EsError(
+            400, "illegal_argument_exception",
+            f"The length of regex [{len(pattern)}] used in the Regexp Query request has exceeded the allowed maximum "
+            f"of [{MAX_REGEX_LENGTH}]. This maximum can be set by changing the [index.max_regex_length] index level setting.",
+        )  # fmt: skip
     out: list[str] = []
     i, n = 0, len(pattern)
     depth = 0

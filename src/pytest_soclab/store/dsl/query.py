@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..limits import MAX_NESTED_DEPTH
 from .build import (
-    FALSE, MATCH_ALL, TRUE, Compiled, Ctx, and_, boost_of, check_keys, min_should_match, or_, scored,
+    FALSE, MATCH_ALL, TRUE, Compiled, Ctx, and_, boost_of, check_keys, count_clauses, min_should_match, or_, scored,
+    tie_score,
 )
-from .errors import parsing_exception, unsupported
+from .errors import bad_request, parsing_exception, unsupported
 from .fulltext import (
     combined_fields_query, match_bool_prefix_query, match_phrase_query, match_query, multi_match_query,
 )  # fmt: skip
@@ -40,6 +42,20 @@ UNSUPPORTED_QUERIES = frozenset(
 def compile_query(query: Any, ctx: Ctx, scoring: bool = True) -> Compiled:
     if query is None:
         return MATCH_ALL
+    count_clauses(ctx, 1)
+    if ctx.depth >= MAX_NESTED_DEPTH:
+        raise bad_request(
+            f"The nested depth of the query exceeds the maximum nested depth for queries set in "
+            f"[indices.query.bool.max_nested_depth] ({MAX_NESTED_DEPTH})"
+        )
+    ctx.depth += 1
+    try:
+        return _compile(query, ctx, scoring)
+    finally:
+        ctx.depth -= 1
+
+
+def _compile(query: Any, ctx: Ctx, scoring: bool) -> Compiled:
     if not isinstance(query, dict):
         raise parsing_exception("[_na] query malformed, must start with start_object")
     if len(query) != 1:
@@ -139,8 +155,7 @@ def _dis_max(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
         return Compiled(FALSE, "0.0")
     scores = [f"CASE WHEN {p.where} THEN {p.score} ELSE 0 END" for p in parts]
     tie = float(body.get("tie_breaker", 0.0))
-    mx = f"greatest({', '.join(scores)})"
-    score = mx if not tie else f"{mx} + {tie!r} * (({' + '.join(scores)}) - {mx})"
+    score = tie_score(scores, tie)
     return Compiled(or_([p.where for p in parts]), f"(({score}) * {boost_of(body)!r})::DOUBLE")
 
 

@@ -15,9 +15,11 @@ from ..catalog import FieldRef
 from ..mappings import DATE_TYPES, KEYWORD_TYPES, NUMERIC_TYPES, TEXT_TYPES
 from ..sqlutil import string
 from . import text
-from .build import FALSE, TRUE, Compiled, Ctx, and_, any_value, expand_fields, fuzziness, or_, resolve_field
+from .build import (
+    FALSE, TRUE, Compiled, Ctx, and_, any_value, count_clauses, expand_fields, fuzziness, or_, resolve_field,
+)  # fmt: skip
 from .errors import EsError, parsing_exception
-from .fulltext import match_one, phrase_one
+from .fulltext import field_specs, match_one, phrase_one
 from .lucene_regex import to_re2
 from .termlevel import equals, prefix_pred, range_literal, wildcard_pred
 
@@ -311,8 +313,7 @@ def compile_query_string(body: Any, ctx: Ctx, scoring: bool, *, simple: bool) ->
     fields = body.get("fields")
     if fields is None:
         fields = [body["default_field"]] if body.get("default_field") else ["*"]
-    if isinstance(fields, str):
-        fields = [fields]
+    fields = field_specs("query_string", fields)
     lenient = bool(body.get("lenient")) or fields == ["*"] or any("*" in f for f in fields)
     comp = _Compiler(ctx, [str(f) for f in fields], lenient, bool(body.get("allow_leading_wildcard", True)))
     where, score = comp.group(tree, None)
@@ -367,6 +368,7 @@ class _Compiler:
             preds = [f"({self._col(r)} IS NOT NULL)" for r in (resolve_field(self.ctx, n) for n in names) if r is not None]
             return or_(preds), "1.0"
         refs = self._refs(name)
+        count_clauses(self.ctx, len(refs))
         preds: list[str] = []
         for ref in refs:
             try:

@@ -8,6 +8,7 @@ from typing import Any
 
 import duckdb
 
+from ..datefmt import DateFormatError, java_to_strftime, resolve_name
 from ..engine import Engine
 from ..indexexpr import resolve
 from ..layout import DOC_COL, ID_COL
@@ -57,7 +58,7 @@ def _int_param(body: dict[str, Any], key: str, default: int) -> int:
         raise parsing_exception(f"[{key}] failed to parse field [{key}]")
     try:
         num = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity
         raise parsing_exception(f"[{key}] failed to parse field [{key}]") from None
     if isinstance(value, float) and not value.is_integer():
         raise parsing_exception(f"[{key}] failed to parse field [{key}]")
@@ -338,6 +339,22 @@ def _id_of(engine: Engine, plan: Plan, doc: int) -> str:
     return rows[0][0] if rows else ""
 
 
+def _format_of(fmt: Any) -> str | None:
+    """A `fields[].format`, checked before the search runs (a bad one is the request's error)."""
+    if fmt is None:
+        return None
+    if not isinstance(fmt, str):
+        raise parsing_exception(f"[fields] [format] must be a string, found [{_token_kind(fmt)}]")
+    pattern = resolve_name(fmt) or fmt
+    if pattern in ("epoch_millis", "epoch_second"):
+        return fmt
+    try:
+        java_to_strftime(pattern)
+    except DateFormatError as exc:
+        raise bad_request(f"Invalid format: [{fmt}]: {exc}") from None
+    return fmt
+
+
 def _field_patterns(spec: Any) -> list[tuple[str, str | None]]:
     if not spec:
         return []
@@ -348,7 +365,7 @@ def _field_patterns(spec: Any) -> list[tuple[str, str | None]]:
         if isinstance(item, str):
             out.append((item, None))
         elif isinstance(item, dict) and "field" in item:
-            out.append((str(item["field"]), item.get("format")))
+            out.append((str(item["field"]), _format_of(item.get("format"))))
         else:
             raise parsing_exception("[fields] entries must be field names or {\"field\": ...} objects")
     return out

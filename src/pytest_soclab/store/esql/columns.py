@@ -4,6 +4,7 @@ as columns carry generated aliases)."""
 from __future__ import annotations
 
 import fnmatch
+import re
 
 from . import ast as A
 from .expr import Col, unknown_column
@@ -14,20 +15,30 @@ from .state import Rel, State, materialize
 def apply_eval(st: State, cmd: A.Eval, rel: Rel) -> Rel:
     rel = materialize(rel)
     cols = list(rel.cols)
-    parts = []
     sql = rel.sql
+    # Columns are added in one SELECT until an expression uses a column of the same EVAL, which
+    # then needs a level of its own: a level per column made wide EVALs quadratic.
+    pending: list[str] = []
+    pending_aliases: set[str] = set()
     for name, expr in cmd.fields:
         te = compile_expr(st, expr)
         if te.type in ("date_period", "time_duration") and not te.bad:
             st.ctx.problem(expr.pos, f"EVAL does not support type [{te.type}] as the return data type of expression [{expr.text}]")
+        if pending_aliases & set(_ALIAS.findall(te.sql)):
+            sql = f"SELECT *, {', '.join(pending)} FROM ({sql}) AS __e"
+            pending, pending_aliases = [], set()
         alias = st.ctx.alias()
         col = Col(name, te.type, alias, te.multi)
         cols = [c for c in cols if c.name != name] + [col]
         st.scope[name] = col
-        parts.append(f"{te.sql} AS {alias}")
-        # later expressions of the same EVAL may use this column
-        sql = f"SELECT *, {te.sql} AS {alias} FROM ({sql}) AS __e"
+        pending.append(f"{te.sql} AS {alias}")
+        pending_aliases.add(alias)
+    if pending:
+        sql = f"SELECT *, {', '.join(pending)} FROM ({sql}) AS __e"
     return Rel(sql, cols, rel.order, None, rel.ties)
+
+
+_ALIAS = re.compile(r"\bc\d+\b")
 
 
 def _match_patterns(st: State, cols: list[Col], patterns: list[tuple[str, A.Pos]], verb: str) -> list[tuple[int, Col]]:

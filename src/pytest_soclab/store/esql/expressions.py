@@ -3,7 +3,9 @@ CASE, BUCKET inside STATS, full-text predicates prepared by FROM), with ES|QL's 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pytest_soclab.errors import EsError, parsing_exception
@@ -22,9 +24,47 @@ from .state import State
 from .types import CAST_NAMES, SQL, is_numeric
 
 
+# Operand SQL longer than this is bound once instead of copied: the translations of operators and
+# functions repeat an operand's SQL (overflow and multi-value guards, CASE templates), and copies of
+# copies made the SQL grow exponentially with the nesting (`1 + 1 + ... + 1`). Shorter operands are
+# still copied, so the SQL of everyday queries is unchanged.
+SHARE_OVER = 160
+
+
 def compile_expr(st: State, node: A.Node) -> TE:
-    """The typed SQL of an expression in the current scope (problems recorded in st.ctx)."""
-    return _COMPILERS[type(node)](st, node)
+    """The typed SQL of an expression in the current scope (problems recorded in st.ctx).
+
+    The SQL grows linearly with the expression: a long operand is compiled once and bound to a
+    lambda variable around its parent's SQL (`list_transform([operand], lambda v: parent)[1]`),
+    so the parent refers to it by name however often its template repeats it."""
+    frame: list[tuple[str, str]] = []
+    st.frames.append(frame)
+    try:
+        te = _COMPILERS[type(node)](st, node)
+    finally:
+        st.frames.pop()
+    if frame and not te.bad:
+        te = _bind(te, frame)
+    if st.frames and len(te.sql) > SHARE_OVER and not te.const and not te.bad:
+        name = f"__b{len(st.frames)}_{st.ctx.alias()}"
+        st.frames[-1].append((name, te.sql))
+        te = replace(te, sql=name)
+    return te
+
+
+def _bind(te: TE, frame: list[tuple[str, str]]) -> TE:
+    """The parent's SQL with its bound operands: put back in place where the parent uses one at
+    most once (DuckDB binds deep lambda nests slowly), bound by a lambda where it repeats it."""
+    sql = te.sql
+    wrapped = False
+    for name, operand in reversed(frame):
+        uses = re.compile(rf"\b{name}\b")
+        if len(uses.findall(sql)) <= 1:
+            sql = uses.sub(lambda _m, op=operand: op, sql)
+            continue
+        sql = f"list_transform([{operand}], lambda {name}: {sql})[1]"
+        wrapped = True
+    return replace(te, sql=f"({sql})" if wrapped else sql)
 
 
 def _param(st: State, node: A.Param) -> TE:

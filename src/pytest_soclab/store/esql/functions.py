@@ -6,8 +6,11 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pytest_soclab.errors import illegal_argument
+
 from ..datefmt import DateFormatError, java_to_strftime
 from ..layout import cidr_range
+from ..limits import REPEAT_MAX_BYTES
 from ..sqlutil import string
 from . import ast as A
 from .expr import TE, Ctx, as_list, ordinal, sv
@@ -142,6 +145,23 @@ def _substring(ctx: Ctx, call: A.Call, args: list[TE], v: list[TE]) -> TE:
     if len(v) == 2:
         return TE(f"substring({v[0].sql}, {start})", "keyword")
     return TE(f"substring({v[0].sql}, {start}, greatest({v[2].sql}, 0))", "keyword")
+
+
+@_typed("keyword", [S, I])
+def _repeat(ctx: Ctx, call: A.Call, args: list[TE], v: list[TE]) -> TE:
+    s, n = v[0].sql, f"greatest({v[1].sql}, 0)"
+    msg = f"java.lang.IllegalArgumentException: Creating repeated strings with more than [{REPEAT_MAX_BYTES}] bytes is not supported"
+    # the count, not the CASE, carries the check: DuckDB folds a constant repeat() before a CASE could skip it
+    too_big = ctx.warn_sql(call, f"octet_length(encode({s}))::HUGEINT * {n} > {REPEAT_MAX_BYTES}", msg)
+    return TE(f"repeat({s}, (CASE WHEN {too_big} THEN NULL ELSE {n} END))", "keyword")
+
+
+@_typed("keyword", [I])
+def _space(ctx: Ctx, call: A.Call, args: list[TE], v: list[TE]) -> TE:
+    n = f"greatest({v[0].sql}, 0)"
+    msg = f"java.lang.IllegalArgumentException: Creating strings longer than [{REPEAT_MAX_BYTES}] bytes is not supported"
+    too_big = ctx.warn_sql(call, f"{n} > {REPEAT_MAX_BYTES}", msg)
+    return TE(f"repeat(' ', (CASE WHEN {too_big} THEN NULL ELSE {n} END))", "keyword")
 
 
 def _java_regex(ctx: Ctx, call: A.Call, te: TE, i: int) -> str | None:
@@ -396,7 +416,13 @@ def _mv_percentile(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
     if not _args_ok(ctx, call, args, [N, N]):
         return TE("NULL", "double", bad=True)
     p = sv(ctx, args[1], call)
-    return TE(f"list_aggregate({as_list(args[0])}::DOUBLE[], 'quantile_cont', ({p.sql})::DOUBLE / 100.0)", "double")
+    if not (p.const and isinstance(p.value, (int, float))):
+        # DuckDB's quantile takes a constant fraction only
+        return ctx.problem(call.pos, f"second argument of [{call.text}] must be a constant, received [{call.args[1].text}]")
+    if not 0 <= p.value <= 100:
+        msg = f"java.lang.IllegalArgumentException: Percentile parameter must be a number between 0 and 100, found [{float(p.value)}]"
+        return TE(f"(CASE WHEN {ctx.warn_sql(call, f'{as_list(args[0])} IS NOT NULL', msg)} THEN NULL::DOUBLE END)", "double")
+    return TE(f"list_aggregate({as_list(args[0])}::DOUBLE[], 'quantile_cont', {float(p.value) / 100.0!r})", "double")
 
 
 # ---------------------------------------------------------------------------- dates
@@ -537,10 +563,17 @@ def _date_trunc(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
         return TE("NULL", "date", bad=True)
     if not args[0].const:
         return ctx.problem(call.pos, f"first argument of [{call.text}] must be a constant")
+    check_span(args[0].value)
     d = sv(ctx, args[1], call)
     if d.type == "null":
         return _null_of("date")
     return TE(trunc_sql(args[0].value, d.sql), "date")
+
+
+def check_span(span: tuple[int, str]) -> None:
+    """DATE_TRUNC and BUCKET round by a positive span only (as Elasticsearch's Rounding)."""
+    if span[0] <= 0:
+        raise illegal_argument("Zero or negative time interval is not supported")
 
 
 def trunc_sql(span: tuple[int, str], d: str) -> str:
@@ -634,9 +667,9 @@ SCALARS: dict[str, Fn] = {
     "RTRIM": Fn(1, 1, _string_fn(lambda s: f"rtrim({s})", "keyword", [S])),
     "REPLACE": Fn(3, 3, _replace),
     "SPLIT": Fn(2, 2, _split),
-    "REPEAT": Fn(2, 2, _string_fn(lambda s, n: f"repeat({s}, greatest({n}, 0))", "keyword", [S, I])),
+    "REPEAT": Fn(2, 2, _repeat),
     "REVERSE": Fn(1, 1, _string_fn(lambda s: f"reverse({s})", "keyword", [S])),
-    "SPACE": Fn(1, 1, _string_fn(lambda n: f"repeat(' ', greatest({n}, 0))", "keyword", [I])),
+    "SPACE": Fn(1, 1, _space),
     "TO_BASE64": Fn(1, 1, _string_fn(lambda s: f"to_base64(encode({s}))", "keyword", [S])),
     "FROM_BASE64": Fn(1, 1, _string_fn(lambda s: f"decode(from_base64({s}))", "keyword", [S])),
     "MD5": Fn(1, 1, _string_fn(lambda s: f"md5({s})", "keyword", [S])),

@@ -12,6 +12,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from pytest_soclab.errors import EsError, parsing_exception
 
 from . import ast as A
+from .depth import check_text, check_tree
 from .types import parse_span
 
 _NAMES = {
@@ -60,6 +61,7 @@ def parse(query: str) -> A.Query:
 def _parse_cached(query: str) -> A.Query:
     if not query.strip():
         raise parsing_exception("line 1:1: mismatched input '<EOF>' expecting {'row', 'from', 'show'}")
+    check_text(query)
     try:
         tree = _parser().parse(query)
     except UnexpectedCharacters as exc:
@@ -80,6 +82,7 @@ def _parse_cached(query: str) -> A.Query:
         ) from None
     except UnexpectedInput as exc:  # pragma: no cover - other lark input errors
         raise parsing_exception(f"line {getattr(exc, 'line', 1)}:{getattr(exc, 'column', 1)}: {exc}") from None
+    check_tree(tree)
     try:
         return _ToAst(query).transform(tree)
     except VisitError as exc:

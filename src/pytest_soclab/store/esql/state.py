@@ -53,6 +53,9 @@ class State:
     agg_results: dict[int, TE] = field(default_factory=dict)  # aggregate calls already computed (STATS)
     agg_key_scope: bool = False  # resolving names after STATS grouping
     lazy_nulls: dict[str, str] = field(default_factory=dict)  # alias -> its typed NULL, for FROM columns no index has
+    # operands bound once per expression being compiled (see expressions.share): one list per
+    # compile_expr call on the stack, of (lambda variable, operand SQL)
+    frames: list[list[tuple[str, str]]] = field(default_factory=list)
 
 
 def raise_problems(ctx: Ctx) -> None:
