@@ -2,7 +2,8 @@
 
 Serves what investigation agents and the official clients use: `GET /`, `GET /_cat/indices`,
 `GET|POST /{index}/_search`, `POST /_query`, `GET /{index}/_mapping`, `GET /_resolve/index/{expr}`,
-`GET /_cluster/health`. Every other method or path answers 405/400 in Elasticsearch's error
+`GET /_cluster/health`, and the read API of `api/` (documents, counts, multi-search, field
+capabilities, cat tables, scroll, point in time, async ES|QL). Every other method or path answers 405/400 in Elasticsearch's error
 shape. Responses carry `X-Elastic-Product: Elasticsearch`, which the clients check.
 """
 
@@ -19,12 +20,15 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from pytest_soclab.errors import EsError
 
+from .api import ROUTES as API_ROUTES
+from .api import ApiRequest, filter_path, run_search
+from .api.cat import INDICES_COLUMNS, render as render_cat
 from .base import Backend
 
 VERSION = "9.1.0"
 MAX_BODY = 20 * 1024 * 1024
 
-_ROUTES: list[tuple[re.Pattern[str], tuple[str, ...], str]] = [
+_ROUTES: list[tuple[re.Pattern[str], tuple[str, ...], Any]] = [
     (re.compile(r"^/$"), ("GET", "HEAD"), "root"),
     (re.compile(r"^/_cat/indices(?:/(?P<index>[^/]+))?/?$"), ("GET",), "cat_indices"),
     (re.compile(r"^/_cluster/health(?:/(?P<index>[^/]+))?/?$"), ("GET",), "health"),
@@ -79,17 +83,22 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._read_body()
         if body is None:
             return
-        for rx, methods, name in _ROUTES:
+        self._pretty = query.get("pretty", "false") != "false"
+        allowed: list[str] = []
+        for rx, methods, name in [*_ROUTES, *API_ROUTES]:
             m = rx.match(path)
             if not m:
                 continue
             if method not in methods:
-                allowed = ", ".join(x for x in methods if x != "HEAD")
-                self._send(405, {"error": f"Incorrect HTTP method for uri [{self.path}] and method [{method}], allowed: [{allowed}]", "status": 405})
-                return
+                allowed += [x for x in methods if x != "HEAD" and x not in allowed]
+                continue
             index = unquote(m.groupdict().get("index") or "") or None
             try:
-                status, payload, headers = getattr(self, f"_r_{name}")(index, query, body)
+                if callable(name):
+                    req = ApiRequest.from_handler(self, method, index, query, body, m.groupdict())
+                    status, payload, headers = name(req)
+                else:
+                    status, payload, headers = getattr(self, f"_r_{name}")(index, query, body)
             except EsError as exc:
                 self._send(exc.status, exc.body())
                 return
@@ -97,7 +106,11 @@ class _Handler(BaseHTTPRequestHandler):
                 err = EsError(500, "exception", f"internal error: {type(exc).__name__}: {exc}")
                 self._send(500, err.body())
                 return
+            payload = filter_path(payload, query.get("filter_path"))
             self._send(status, payload, headers, head_only=method == "HEAD")
+            return
+        if allowed:
+            self._send(405, {"error": f"Incorrect HTTP method for uri [{self.path}] and method [{method}], allowed: [{', '.join(allowed)}]", "status": 405})
             return
         self._send(400, {"error": f"no handler found for uri [{self.path}] and method [{method}]"})
 
@@ -109,6 +122,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         if not raw.strip():
             return {}
+        if "ndjson" in (self.headers.get("Content-Type") or ""):
+            return raw.decode("utf-8", errors="replace")  # _msearch: pairs of lines, parsed there
         try:
             return json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -121,7 +136,7 @@ class _Handler(BaseHTTPRequestHandler):
             data = payload.encode("utf-8")
             ctype = "text/plain; charset=UTF-8"
         else:
-            data = json.dumps(payload).encode("utf-8")
+            data = json.dumps(payload, indent=2 if getattr(self, "_pretty", False) else None).encode("utf-8")
             accept = self.headers.get("Accept", "")
             m = re.search(r"application/vnd\.elasticsearch\+json;\s*compatible-with=(\d+)", accept)
             ctype = f"application/vnd.elasticsearch+json;compatible-with={m.group(1)}" if m else "application/json"
@@ -164,18 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
         }, {}  # fmt: skip
 
     def _r_cat_indices(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
-        rows = self.server.backend.list_indices(index or "*")
-        if q.get("format", "").lower() == "json":
-            return 200, rows, {}
-        cols = ["health", "status", "index", "uuid", "pri", "rep", "docs.count", "docs.deleted", "store.size", "pri.store.size", "dataset.size"]
-        if "h" in q:
-            cols = [c.strip() for c in q["h"].split(",") if c.strip()]
-        table = [[str(r.get(c, "")) for c in cols] for r in rows]
-        if "v" in q:
-            table.insert(0, cols)
-        widths = [max((len(row[i]) for row in table), default=0) for i in range(len(cols))]
-        text = "".join(" ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n" for row in table)
-        return 200, text, {}
+        return 200, render_cat(self.server.backend.list_indices(index or "*"), INDICES_COLUMNS, q), {}
 
     def _r_mapping(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
         return 200, self.server.backend.get_mappings(index or "*"), {}
@@ -208,7 +212,7 @@ class _Handler(BaseHTTPRequestHandler):
         if "_source_includes" in q or "_source_excludes" in q:
             body["_source"] = {"includes": [s for s in q.get("_source_includes", "").split(",") if s],
                                "excludes": [s for s in q.get("_source_excludes", "").split(",") if s]}  # fmt: skip
-        result = self.server.backend.es_search(index or "*", body)
+        result = run_search(ApiRequest.from_handler(self, "POST", index, q, body, {}), index or "*", body)
         if q.get("rest_total_hits_as_int") in ("", "true") and "total" in result.get("hits", {}):
             result["hits"]["total"] = result["hits"]["total"]["value"]
         return 200, result, {}
