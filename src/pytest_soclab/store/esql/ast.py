@@ -148,6 +148,16 @@ class Stats(Command):
 
 
 @dataclass
+class InlineStats(Stats):
+    """INLINE STATS (INLINESTATS): the aggregates appended to every input row."""
+
+
+@dataclass
+class Sample(Command):
+    probability: float
+
+
+@dataclass
 class SortKey:
     expr: Node
     desc: bool
