@@ -75,3 +75,15 @@ def test_dates_render_as_iso_millis_utc(esql) -> None:  # type: ignore[no-untype
     assert rows == [["2024-05-01T10:00:00.000Z"]]
     _, rows = esql('ROW d = TO_DATETIME("2024-05-01T10:00:00+02:00"), e = TO_DATETIME(0)')
     assert rows == [["2024-05-01T08:00:00.000Z", "1970-01-01T00:00:00.000Z"]]
+
+
+def test_zero_or_negative_intervals_are_refused(esql_error) -> None:  # type: ignore[no-untyped-def]
+    for q in ["ROW d = NOW() | EVAL t = DATE_TRUNC(-3 hours, d)", "ROW d = NOW() | EVAL t = DATE_TRUNC(0 days, d)",
+              'ROW d = NOW() | EVAL t = DATE_TRUNC(TO_TIMEDURATION("-5 minutes"), d)',
+              f"FROM {PROC} | STATS c = COUNT(*) BY b = BUCKET(@timestamp, -1 day)"]:  # fmt: skip
+        assert "Zero or negative time interval is not supported" in esql_error(q).reason
+
+
+def test_negative_spans_in_arithmetic(esql) -> None:  # type: ignore[no-untyped-def]
+    _, rows = esql('ROW d = TO_DATETIME("2024-05-01T10:00:00Z") | EVAL a = d + (0 year - 1 year), b = d - (1 hour - 3 hours)')
+    assert rows[0][1:] == ["2023-05-01T10:00:00.000Z", "2024-05-01T12:00:00.000Z"]

@@ -158,6 +158,13 @@ class Sample(Command):
 
 
 @dataclass
+class LookupJoin(Command):
+    index: str
+    index_pos: Pos
+    keys: list[tuple[str, Pos]]
+
+
+@dataclass
 class SortKey:
     expr: Node
     desc: bool

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import duckdb
+
 from ..sqlutil import string
 from . import ast as A
 from .expr import TE, Col, sv
@@ -30,6 +32,10 @@ def apply_dissect(st: State, cmd: A.Dissect, rel: Rel) -> Rel:
     except ValueError as exc:
         st.ctx.problem(cmd.pos, f"Invalid pattern for dissect: [{cmd.pattern}]: {exc}")
         return rel
+    problem = _regex_problem(st, regex, len(names))
+    if problem:
+        st.ctx.problem(cmd.pos, f"Invalid pattern for dissect: [{cmd.pattern}]: {problem}")
+        return rel
     return _extract(st, rel, cmd, te, regex, names, appends, sep, {})
 
 
@@ -43,7 +49,23 @@ def apply_grok(st: State, cmd: A.Grok, rel: Rel) -> Rel:
     except ValueError as exc:
         st.ctx.problem(cmd.pos, f"Invalid GROK pattern [{cmd.pattern}]: {exc}")
         return rel
+    problem = _regex_problem(st, regex, len(names))
+    if problem:
+        st.ctx.problem(cmd.pos, f"Invalid GROK pattern [{cmd.pattern}]: {problem}")
+        return rel
     return _extract(st, rel, cmd, te, regex, names, {}, "", types, grok=True)
+
+
+def _regex_problem(st: State, regex: str, n_groups: int) -> str | None:
+    """Why the engine's regular expressions (RE2) refuse `regex`, or None: a pattern is
+    checked once, here, so that a bad one is the user's 400 and not the engine's failure."""
+    try:
+        groups = ", ".join(string(f"g{i}") for i in range(n_groups))
+        probe = f"regexp_extract('', {string(regex)}, [{groups}])" if n_groups else f"regexp_matches('', {string(regex)})"
+        st.engine.query(f"SELECT {probe}")
+    except duckdb.Error as exc:
+        return str(exc).split(":", 1)[-1].strip().splitlines()[0]
+    return None
 
 
 def _typed(value: str, t: str) -> str:

@@ -552,6 +552,8 @@ def _date_trunc(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
         return TE("NULL", "date", bad=True)
     if not args[0].const:
         return ctx.problem(call.pos, f"first argument of [{call.text}] must be a constant")
+    if args[0].value[0] <= 0:
+        return ctx.problem(call.pos, "Zero or negative time interval is not supported")
     d = sv(ctx, args[1], call)
     if d.type == "null":
         return _null_of("date")

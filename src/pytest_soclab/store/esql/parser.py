@@ -286,6 +286,11 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
                           f"probability [{num.text}], expecting a number between 0 and 1, exclusive")  # fmt: skip
         return A.Sample(_pos(meta), "SAMPLE", value)
 
+    def lookup_join_command(self, meta: Any, items: list[Any]) -> A.LookupJoin:
+        index, pos = items[2]
+        keys = [i for i in items[4:] if isinstance(i, tuple)]
+        return A.LookupJoin(_pos(meta), "LOOKUP JOIN", index, pos, keys)
+
     def unsupported_command(self, meta: Any, items: list[Any]) -> A.Unsupported:
         return A.Unsupported(_pos(meta), str(items[0]).upper(), str(items[0]).upper())
 
