@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from . import cat, docs, esql_async, fieldcaps, msearch, search
+from . import cat, docs, esql_async, fieldcaps, msearch, search, sql
 from .request import Route
 
 _IDX = r"(?P<index>[^/_][^/]*|_all)"
@@ -35,4 +35,7 @@ ROUTES: list[Route] = [
     (_r(r"/_query/async"), ("POST",), esql_async.submit),
     (_r(r"/_query/async/(?P<id>[^/]+)"), ("GET",), esql_async.get),
     (_r(r"/_query/async/(?P<id>[^/]+)"), ("DELETE",), esql_async.delete),
+    (_r(r"/_sql"), ("GET", "POST"), sql.sql),
+    (_r(r"/_sql/close"), ("POST",), sql.close),
+    (_r(r"/_sql/translate"), ("GET", "POST"), sql.translate),
 ]

@@ -12,7 +12,7 @@ from typing import Any
 from pytest_soclab.errors import EsError
 
 MAX_KEEP_ALIVE = 24 * 3600.0  # search.max_keep_alive
-MAX_PER_CLIENT = {"scroll": 500, "pit": 500, "async": 100}  # search.max_open_scroll_context and kin
+MAX_PER_CLIENT = {"scroll": 500, "pit": 500, "async": 100, "sql": 500}  # search.max_open_scroll_context and kin
 
 
 @dataclass

@@ -537,6 +537,7 @@ def _date_diff(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
 def _calendar_diff(a: str, b: str, months: int) -> str:
     """Whole calendar months (quarters, years) from `a` to `b`, as Java's ChronoUnit counts them:
     a month is complete only when `b`'s day and time in its month reach `a`'s."""
+    a, b = f"({a})::TIMESTAMP", f"({b})::TIMESTAMP"  # a typed NULL stays bindable
     raw = f"((year({b}) * 12 + month({b})) - (year({a}) * 12 + month({a})))"
     rest_a = f"(epoch_us({a}) - epoch_us(date_trunc('month', {a})))"
     rest_b = f"(epoch_us({b}) - epoch_us(date_trunc('month', {b})))"
