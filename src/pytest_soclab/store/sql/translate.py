@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import ParseError, SqlglotError
 
 from pytest_soclab.errors import EsError
 
@@ -75,6 +75,10 @@ def parse(sql: str) -> exp.Select:
         where = f"line {err.get('line', 1)}:{err.get('col', 1)}: " if err else ""
         what = re.sub(r"\s*<Token .*$", "", str(err.get("description") or exc))
         raise EsError(400, "parsing_exception", f"{where}{what}") from None
+    except SqlglotError as exc:
+        raise EsError(400, "parsing_exception", f"line 1:1: {str(exc).splitlines()[0]}") from None
+    except (IndexError, ValueError) as exc:  # the tokenizer's own failures on truncated input
+        raise EsError(400, "parsing_exception", f"line 1:1: cannot parse the query ({type(exc).__name__})") from None
     stmts = [t for t in tree if t is not None]
     if len(stmts) != 1:
         raise EsError(400, "parsing_exception", "one SELECT statement is expected")
