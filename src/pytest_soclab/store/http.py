@@ -3,8 +3,8 @@
 Serves what investigation agents and the official clients use: `GET /`, `GET /_cat/indices`,
 `GET|POST /{index}/_search`, `POST /_query`, `GET /{index}/_mapping`, `GET /_resolve/index/{expr}`,
 `GET /_cluster/health`, and the read API of `api/` (documents, counts, multi-search, field
-capabilities, cat tables, scroll, point in time, async ES|QL). Every other method or path answers 405/400 in Elasticsearch's error
-shape. Responses carry `X-Elastic-Product: Elasticsearch`, which the clients check.
+capabilities, cat tables, scroll, point in time, async ES|QL, SQL). Every other method or path
+answers 405/400 in Elasticsearch's error shape. Responses carry `X-Elastic-Product: Elasticsearch`, which the clients check.
 """
 
 from __future__ import annotations

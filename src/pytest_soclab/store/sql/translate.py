@@ -113,6 +113,14 @@ def _bind(sel: exp.Select, params: list | None) -> exp.Select:
 
 def translate(sql: str, params: list | None = None) -> Plan:
     sel = _bind(parse(sql), params)
+    try:
+        return _translate(sel)
+    except (KeyError, IndexError, AttributeError, TypeError, ValueError) as exc:
+        # a parse tree missing a part the translation expects (an argument left out)
+        raise EsError(400, "parsing_exception", f"cannot translate this query: [{type(exc).__name__}: {exc}]") from None
+
+
+def _translate(sel: exp.Select) -> Plan:
     for key in ("joins", "with_", "with", "windows", "distinct", "laterals", "qualify", "offset"):
         if sel.args.get(key):
             raise unsupported(key.rstrip("_").upper())
@@ -340,6 +348,8 @@ def _function(e: exp.Expression, ctx: _Ctx) -> str:
     if isinstance(e, exp.Concat):
         return f"CONCAT({', '.join(a(x) for x in e.expressions)})"
     if isinstance(e, exp.Substring):
+        if e.args.get("start") is None:
+            raise EsError(400, "parsing_exception", f"error building [substring]: expects two or three arguments, got [{e.sql()}]")
         args = [a(e.this), a(e.args["start"])] + ([a(e.args["length"])] if e.args.get("length") else [])
         return f"SUBSTRING({', '.join(args)})"
     if isinstance(e, exp.Trim):
