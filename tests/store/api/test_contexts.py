@@ -89,18 +89,18 @@ def test_contexts_are_bounded_and_expire(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_async_esql(es: Elasticsearch) -> None:
-    res = es.esql.async_query(query=f"FROM {PROC} | STATS c = COUNT(*)", wait_for_completion_timeout="5s")
+    res = es.esql.async_query(query=f"FROM {PROC} | STATS c = COUNT(*)", wait_for_completion_timeout="60s")
     assert res["is_running"] is False and res["values"] == [[8]] and "id" not in res
     res = es.esql.async_query(query=f"FROM {PROC} | STATS c = COUNT(*) BY host.name | SORT host.name",
-                              wait_for_completion_timeout="5s", keep_on_completion=True)  # fmt: skip
+                              wait_for_completion_timeout="60s", keep_on_completion=True)  # fmt: skip
     key = res["id"]
-    got = es.esql.async_query_get(id=key, wait_for_completion_timeout="5s")
+    got = es.esql.async_query_get(id=key, wait_for_completion_timeout="60s")
     assert got["is_running"] is False and got["values"] == [[2, "db-01"], [4, "web-01"], [2, "ws-07"]]
     assert es.esql.async_query_delete(id=key)["acknowledged"] is True
     with pytest.raises(NotFoundError):
         es.esql.async_query_get(id=key)
     with pytest.raises(ApiError) as err:
-        es.esql.async_query(query="FROM notes | WHERE", wait_for_completion_timeout="5s")
+        es.esql.async_query(query="FROM notes | WHERE", wait_for_completion_timeout="60s")
     assert err.value.meta.status == 400
 
 
@@ -116,5 +116,5 @@ def test_async_esql_still_running(es: Elasticsearch, url: str, monkeypatch: pyte
     monkeypatch.setattr(esql_async, "_run", slow)
     res = es.esql.async_query(query="FROM notes | STATS c = COUNT(*)", wait_for_completion_timeout="1ms")
     assert res["is_running"] is True and res["id"]
-    got = es.esql.async_query_get(id=res["id"], wait_for_completion_timeout="5s")
+    got = es.esql.async_query_get(id=res["id"], wait_for_completion_timeout="60s")
     assert got["is_running"] is False and got["values"] == [[2]]
