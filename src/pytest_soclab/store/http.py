@@ -2,8 +2,9 @@
 
 Serves what investigation agents and the official clients use: `GET /`, `GET /_cat/indices`,
 `GET|POST /{index}/_search`, `POST /_query`, `GET /{index}/_mapping`, `GET /_resolve/index/{expr}`,
-`GET /_cluster/health`. Every other method or path answers 405/400 in Elasticsearch's error
-shape. Responses carry `X-Elastic-Product: Elasticsearch`, which the clients check.
+`GET /_cluster/health`, and the read API of `api/` (documents, counts, multi-search, field
+capabilities, cat tables, scroll, point in time, async ES|QL, SQL). Every other method or path
+answers 405/400 in Elasticsearch's error shape. Responses carry `X-Elastic-Product: Elasticsearch`, which the clients check.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from pytest_soclab.errors import EsError
 
+from .api import ROUTES as API_ROUTES
+from .api import ApiRequest, filter_path, run_search
+from .api.cat import INDICES_COLUMNS, render as render_cat
 from .base import Backend
 from .httpframe import (
     Auth, BodyError, error_body, header_value, parse_json, read_body, resolve_date_math, unauthorized, warning_header,
@@ -32,7 +36,7 @@ from .limits import MAX_CONTENT_LENGTH
 VERSION = "9.1.0"
 MAX_BODY = MAX_CONTENT_LENGTH
 
-_ROUTES: list[tuple[re.Pattern[str], tuple[str, ...], str]] = [
+_ROUTES: list[tuple[re.Pattern[str], tuple[str, ...], Any]] = [
     (re.compile(r"^/$"), ("GET", "HEAD"), "root"),
     (re.compile(r"^/_cat/indices(?:/(?P<index>[^/]+))?/?$"), ("GET",), "cat_indices"),
     (re.compile(r"^/_cluster/health(?:/(?P<index>[^/]+))?/?$"), ("GET",), "health"),
@@ -102,28 +106,34 @@ class _Handler(BaseHTTPRequestHandler):
             err = unauthorized()
             self._send(401, err.body(), {"WWW-Authenticate": ['Basic realm="security", charset="UTF-8"', "ApiKey"]})
             return
-        try:
-            has_body, body = parse_json(raw)
-        except EsError as exc:
-            self._send(exc.status, exc.body())
-            return
-        if not has_body:
-            body = {}
-        for rx, methods, name in _ROUTES:
+        if "ndjson" in (self.headers.get("Content-Type") or ""):
+            body: Any = raw.decode("utf-8", errors="replace")  # _msearch: pairs of lines, parsed there
+        else:
+            try:
+                has_body, body = parse_json(raw)
+            except EsError as exc:
+                self._send(exc.status, exc.body())
+                return
+            if not has_body:
+                body = {}
+        allowed: list[str] = []
+        for rx, methods, name in [*_ROUTES, *API_ROUTES]:
             m = rx.match(path)
             if not m:
                 continue
             if method not in methods:
-                allowed = ", ".join(x for x in methods if x != "HEAD")
-                reason = f"Incorrect HTTP method for uri [{self.path}] and method [{method}], allowed: [{allowed}]"
-                self._send(405, error_body(405, "method_not_allowed_exception", reason), {"Allow": allowed})
-                return
-            self._route(method, name, m.groupdict().get("index"), query, body)
+                allowed += [x for x in methods if x != "HEAD" and x not in allowed]
+                continue
+            self._route(method, name, m.groupdict(), query, body)
+            return
+        if allowed:
+            reason = f"Incorrect HTTP method for uri [{self.path}] and method [{method}], allowed: [{', '.join(allowed)}]"
+            self._send(405, error_body(405, "method_not_allowed_exception", reason), {"Allow": ", ".join(allowed)})
             return
         reason = f"no handler found for uri [{self.path}] and method [{method}]"
         self._send(400, error_body(400, "illegal_argument_exception", reason))
 
-    def _route(self, method: str, name: str, raw_index: str | None, query: dict[str, str], body: Any) -> None:
+    def _route(self, method: str, name: Any, groups: dict[str, str | None], query: dict[str, str], body: Any) -> None:
         server = self.server
         if not server.slots.acquire(blocking=False):
             err = EsError(429, "es_rejected_execution_exception",
@@ -135,11 +145,14 @@ class _Handler(BaseHTTPRequestHandler):
         fork = getattr(server.backend, "fork", None)
         self.backend = fork() if fork is not None else server.backend
         try:
-            index = unquote(raw_index or "") or None
+            index = unquote(groups.get("index") or "") or None
             if index is not None:
                 index = ",".join(resolve_date_math(part, _now(self.backend)) for part in index.split(","))
             with deadline(self.backend, server.request_timeout):
-                status, payload, headers = getattr(self, f"_r_{name}")(index, query, body)
+                if callable(name):
+                    status, payload, headers = name(ApiRequest.from_handler(self, method, index, query, body, groups))
+                else:
+                    status, payload, headers = getattr(self, f"_r_{name}")(index, query, body)
         except EsError as exc:
             self._send(exc.status, exc.body())
             return
@@ -151,7 +164,7 @@ class _Handler(BaseHTTPRequestHandler):
             if self.backend is not server.backend:
                 self.backend.close()
             server.slots.release()
-        self._send(status, payload, headers, head_only=method == "HEAD")
+        self._send(status, filter_path(payload, query.get("filter_path")), headers, head_only=method == "HEAD")
 
     def _send(self, status: int, payload: Any, headers: dict[str, Any] | None = None, head_only: bool = False,
               close: bool = False) -> None:  # fmt: skip
@@ -159,8 +172,7 @@ class _Handler(BaseHTTPRequestHandler):
             data = payload.encode("utf-8")
             ctype = "text/plain; charset=UTF-8"
         else:
-            data = (json.dumps(payload, indent=2) + "
-" if _wants_pretty(self.path) else json.dumps(payload)).encode("utf-8")
+            data = (json.dumps(payload, indent=2) + "\n" if _wants_pretty(self.path) else json.dumps(payload)).encode("utf-8")
             accept = self.headers.get("Accept", "") if self.headers else ""
             m = re.search(r"application/vnd\.elasticsearch\+json;\s*compatible-with=(\d+)", accept)
             ctype = f"application/vnd.elasticsearch+json;compatible-with={m.group(1)}" if m else "application/json"
@@ -206,18 +218,7 @@ class _Handler(BaseHTTPRequestHandler):
         }, {}  # fmt: skip
 
     def _r_cat_indices(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
-        rows = self.backend.list_indices(index or "*")
-        if q.get("format", "").lower() == "json":
-            return 200, rows, {}
-        cols = ["health", "status", "index", "uuid", "pri", "rep", "docs.count", "docs.deleted", "store.size", "pri.store.size", "dataset.size"]
-        if "h" in q:
-            cols = [c.strip() for c in q["h"].split(",") if c.strip()]
-        table = [[str(r.get(c, "")) for c in cols] for r in rows]
-        if "v" in q:
-            table.insert(0, cols)
-        widths = [max((len(row[i]) for row in table), default=0) for i in range(len(cols))]
-        text = "".join(" ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() + "\n" for row in table)
-        return 200, text, {}
+        return 200, render_cat(self.backend.list_indices(index or "*"), INDICES_COLUMNS, q), {}
 
     def _r_mapping(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
         return 200, self.backend.get_mappings(index or "*"), {}
@@ -250,7 +251,7 @@ class _Handler(BaseHTTPRequestHandler):
         if "_source_includes" in q or "_source_excludes" in q:
             body["_source"] = {"includes": [s for s in q.get("_source_includes", "").split(",") if s],
                                "excludes": [s for s in q.get("_source_excludes", "").split(",") if s]}  # fmt: skip
-        result = self.backend.es_search(index or "*", body)
+        result = run_search(ApiRequest.from_handler(self, "POST", index, q, body, {}), index or "*", body)
         if q.get("rest_total_hits_as_int") in ("", "true") and "total" in result.get("hits", {}):
             result["hits"]["total"] = result["hits"]["total"]["value"]
         return 200, result, {}

@@ -35,10 +35,12 @@ def resolve(
     ignore_unavailable: bool = False,
     allow_no_indices: bool = True,
     expand_hidden: bool = False,
+    expand_open: bool = True,
 ) -> list[IndexInfo]:
     """The indices an expression names, in catalog order. Raises index_not_found_exception for a
     missing concrete name (unless ignore_unavailable) and for a wildcard that matches nothing
-    when allow_no_indices is false."""
+    when allow_no_indices is false. `expand_open=False` (expand_wildcards=none or closed): a
+    wildcard matches nothing, every index here being open."""
     catalog = list(indices)
     chosen: dict[str, IndexInfo] = {}
     for pos, item in enumerate(split_expression(expr)):
@@ -54,7 +56,7 @@ def resolve(
             hidden_ok = expand_hidden or pat.startswith(".")
             hits = [
                 i for i in catalog if any(rx.match(n) and (hidden_ok or not n.startswith(".")) for n in _names(i))
-            ]
+            ] if expand_open else []
             if not hits and not exclude and not allow_no_indices:
                 raise index_not_found(pat)
         else:

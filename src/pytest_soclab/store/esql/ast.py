@@ -148,6 +148,23 @@ class Stats(Command):
 
 
 @dataclass
+class InlineStats(Stats):
+    """INLINE STATS (INLINESTATS): the aggregates appended to every input row."""
+
+
+@dataclass
+class Sample(Command):
+    probability: float
+
+
+@dataclass
+class LookupJoin(Command):
+    index: str
+    index_pos: Pos
+    keys: list[tuple[str, Pos]]
+
+
+@dataclass
 class SortKey:
     expr: Node
     desc: bool

@@ -9,7 +9,7 @@ import math
 from ..layout import datetime_to_ms, parse_date_ms
 from . import ast as A
 from .expr import TE, Compile, Ctx, sv
-from .functions import check_span, trunc_sql
+from .functions import trunc_sql
 from .types import is_numeric
 
 
@@ -37,7 +37,8 @@ def bucket(ctx: Ctx, node: A.Call, compile_arg: Compile) -> TE:
             span = args[1]
             if span.type not in ("date_period", "time_duration") or not span.const:
                 return ctx.problem(node.pos, f"second argument of [{node.text}] must be [date_period or time_duration], found value [{node.args[1].text}] type [{span.type}]")
-            check_span(span.value)
+            if span.value[0] <= 0:
+                return ctx.problem(node.pos, "Zero or negative time interval is not supported")
             return TE(trunc_sql(span.value, x.sql), field.type)
         n, lo, hi = args[1], args[2], args[3]
         if not (n.const and isinstance(n.value, int)) or n.value <= 0:

@@ -110,9 +110,9 @@ def lit(value: Any, type_: str) -> TE:
         return TE("NULL", "null", const=True, value=None)
     sql = literal(value)
     if type_ == "integer":
-        sql = f"{value}::INTEGER"
+        sql = f"({value})::INTEGER"
     elif type_ == "long":
-        sql = f"{value}::BIGINT"
+        sql = f"({value})::BIGINT"
     return TE(sql, type_, const=True, value=value)
 
 

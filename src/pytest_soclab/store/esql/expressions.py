@@ -14,6 +14,7 @@ from ..dsl import to_re2
 from ..sqlutil import glob_sql, string
 from . import ast as A
 from .bucket import bucket
+from .clamp import CLAMPS
 from .convert import convert
 from .expr import TE, as_list, ordinal, sv, unknown_column
 from .fulltext import FULLTEXT
@@ -218,7 +219,7 @@ def _call(st: State, node: A.Call) -> TE:
         return convert(st.ctx, node, lambda arg: compile_expr(st, arg))
     if name in UNSUPPORTED_FUNCTIONS:
         return st.ctx.problem(node.pos, f"function [{name}] is not supported by the soclab embedded store")
-    fn = SCALARS.get(name)
+    fn = SCALARS.get(name) or CLAMPS.get(name)
     if fn is None:
         return st.ctx.problem(node.pos, f"Unknown function [{node.text.split('(')[0]}]")
     if node.star:

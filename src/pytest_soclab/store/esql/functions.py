@@ -552,10 +552,26 @@ def _date_diff(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
         return _null_of("integer")
     if u == "nanosecond":
         expr = f"date_sub('microsecond', {a.sql}, {b.sql}) * 1000"
+    elif u in ("month", "quarter", "year"):
+        expr = _calendar_diff(a.sql, b.sql, {"month": 1, "quarter": 3, "year": 12}[u])
     else:
         expr = f"date_sub('{u}', {a.sql}, {b.sql})"
     cond = f"abs({expr}) > 2147483647"
     return TE(f"(CASE WHEN {ctx.warn_sql(call, cond, 'org.elasticsearch.xpack.esql.core.InvalidArgumentException: [' + unit + '] out of [integer] range')} THEN NULL ELSE ({expr})::INTEGER END)", "integer")
+
+
+def _calendar_diff(a: str, b: str, months: int) -> str:
+    """Whole calendar months (quarters, years) from `a` to `b`, as Java's ChronoUnit counts them:
+    a month is complete only when `b`'s day and time in its month reach `a`'s."""
+    a, b = f"({a})::TIMESTAMP", f"({b})::TIMESTAMP"  # a typed NULL stays bindable
+    raw = f"((year({b}) * 12 + month({b})) - (year({a}) * 12 + month({a})))"
+    rest_a = f"(epoch_us({a}) - epoch_us(date_trunc('month', {a})))"
+    rest_b = f"(epoch_us({b}) - epoch_us(date_trunc('month', {b})))"
+    n = (f"(CASE WHEN {raw} > 0 AND {rest_b} < {rest_a} THEN {raw} - 1 "
+         f"WHEN {raw} < 0 AND {rest_b} > {rest_a} THEN {raw} + 1 ELSE {raw} END)")  # fmt: skip
+    if months == 1:
+        return n
+    return f"(CASE WHEN {n} < 0 THEN -((-{n}) // {months}) ELSE {n} // {months} END)"
 
 
 def _date_trunc(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
@@ -563,17 +579,12 @@ def _date_trunc(ctx: Ctx, call: A.Call, args: list[TE]) -> TE:
         return TE("NULL", "date", bad=True)
     if not args[0].const:
         return ctx.problem(call.pos, f"first argument of [{call.text}] must be a constant")
-    check_span(args[0].value)
+    if args[0].value[0] <= 0:
+        return ctx.problem(call.pos, "Zero or negative time interval is not supported")
     d = sv(ctx, args[1], call)
     if d.type == "null":
         return _null_of("date")
     return TE(trunc_sql(args[0].value, d.sql), "date")
-
-
-def check_span(span: tuple[int, str]) -> None:
-    """DATE_TRUNC and BUCKET round by a positive span only (as Elasticsearch's Rounding)."""
-    if span[0] <= 0:
-        raise illegal_argument("Zero or negative time interval is not supported")
 
 
 def trunc_sql(span: tuple[int, str], d: str) -> str:

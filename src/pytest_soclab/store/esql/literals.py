@@ -21,9 +21,9 @@ def literal_expr(node: A.Literal) -> TE:
         if not vals:
             return TE("NULL", "null", const=True, value=None)
         if t == "integer":
-            sql = "[" + ", ".join(f"{v}::INTEGER" for v in vals) + "]"
+            sql = "[" + ", ".join(f"({v})::INTEGER" for v in vals) + "]"
         elif t == "long":
-            sql = "[" + ", ".join(f"{v}::BIGINT" for v in vals) + "]"
+            sql = "[" + ", ".join(f"({v})::BIGINT" for v in vals) + "]"
         else:
             sql = literal(vals)
         if len(vals) == 1:

@@ -20,9 +20,17 @@ def overflow_guard(ctx: Ctx, node: A.Node, sql: str, t: str) -> TE:
     return TE(sql, t)
 
 
+_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000}
+
+
 def arith(ctx: Ctx, node: A.BinOp, left: TE, right: TE) -> TE:
     op = node.op
     spans = ("date_period", "time_duration")
+    # a string literal next to a time span is a datetime ("2024-05-02" - 1 hour), as ES|QL casts it
+    if right.type in spans and op in "+-":
+        left = implicit_cast(ctx, left, TE("NULL", "date"), node.left)
+    if left.type in spans and op == "+":
+        right = implicit_cast(ctx, right, TE("NULL", "date"), node.right)
     if left.type in ("date", "date_nanos") and right.type in spans and op in "+-":
         l, r = sv(ctx, left, node), right
         return TE(f"({l.sql} {op} {r.sql})", left.type)
@@ -32,6 +40,9 @@ def arith(ctx: Ctx, node: A.BinOp, left: TE, right: TE) -> TE:
     if left.type in spans and right.type == left.type and op in "+-" and left.const and right.const:
         n1, u1 = left.value
         n2, u2 = right.value
+        if u1 != u2 and left.type == "time_duration":
+            # durations of different units add up in milliseconds
+            n1, n2, u1, u2 = n1 * _MS[u1], n2 * _MS[u2], "millisecond", "millisecond"
         if u1 == u2:
             value = (n1 + n2 if op == "+" else n1 - n2, u1)
             return TE(span_sql(value), left.type, const=True, value=value)

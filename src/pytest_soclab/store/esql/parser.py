@@ -34,7 +34,7 @@ def _parser() -> Lark:
 def _expected(names: set[str] | frozenset[str]) -> str:
     shown = set()
     for n in names:
-        if n in ("UNSUPPORTED_CMD", "INLINESTATS") or n.startswith("__ANON"):
+        if n in ("UNSUPPORTED_CMD", "INLINESTATS", "INLINE") or n.startswith("__ANON"):
             if n.startswith("__ANON"):
                 shown.add("'::'")
             continue
@@ -191,9 +191,7 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return A.Eval(_pos(meta), "EVAL", items[1])
 
     def stats_command(self, meta: Any, items: list[Any]) -> A.Stats:
-        if str(items[0]).upper() == "INLINESTATS":
-            raise EsError(400, "verification_exception",
-                          f"Found 1 problem\n{_tpos(items[0])}: INLINESTATS is not supported by the soclab embedded store")  # fmt: skip
+        inline = str(items[0]).upper() in ("INLINESTATS", "INLINE")
         aggs: list[Any] = []
         by: list[Any] = []
         for it in items[1:]:
@@ -201,6 +199,8 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
                 by = it[1]
             elif isinstance(it, tuple) and it[0] == "aggs":
                 aggs = it[1]
+        if inline:
+            return A.InlineStats(_pos(meta), "INLINE STATS", aggs, by)
         return A.Stats(_pos(meta), "STATS", aggs, by)
 
     def by_clause(self, meta: Any, items: list[Any]) -> tuple[str, Any]:
@@ -280,6 +280,19 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     def mv_expand_command(self, meta: Any, items: list[Any]) -> A.MvExpand:
         name, pos = items[1]
         return A.MvExpand(_pos(meta), "MV_EXPAND", name, pos)
+
+    def sample_command(self, meta: Any, items: list[Any]) -> A.Sample:
+        num = items[1]
+        value = float(num.value)
+        if not 0 < value < 1:
+            raise EsError(400, "verification_exception", f"Found 1 problem\n{_pos(meta)}: invalid value for SAMPLE "
+                          f"probability [{num.text}], expecting a number between 0 and 1, exclusive")  # fmt: skip
+        return A.Sample(_pos(meta), "SAMPLE", value)
+
+    def lookup_join_command(self, meta: Any, items: list[Any]) -> A.LookupJoin:
+        index, pos = items[2]
+        keys = [i for i in items[4:] if isinstance(i, tuple)]
+        return A.LookupJoin(_pos(meta), "LOOKUP JOIN", index, pos, keys)
 
     def unsupported_command(self, meta: Any, items: list[Any]) -> A.Unsupported:
         return A.Unsupported(_pos(meta), str(items[0]).upper(), str(items[0]).upper())
@@ -400,6 +413,14 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 
     def dec_lit(self, meta: Any, items: list[Any]) -> A.Literal:
         return A.Literal(_pos(meta), self._text(meta), float(str(items[0])), "double")
+
+    def signed_lit(self, meta: Any, items: list[Any]) -> A.Literal:
+        """A signed number inside an array literal (`[-1, +2]`): folded, as the grammar's
+        integerValue / decimalValue carry their sign."""
+        sign, num = str(items[0]), items[1]
+        value = -num.value if sign == "-" else num.value
+        t = num.type if num.type == "double" else _int_type(value)
+        return A.Literal(_pos(meta), self._text(meta), value, t)
 
     def span_lit(self, meta: Any, items: list[Any]) -> A.Literal:
         num, unit = items[0], items[1]

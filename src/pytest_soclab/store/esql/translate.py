@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import ast as A
-from . import columns, extract, rows
+from . import columns, extract, inline, lookup, rows
 from .expr import Ctx
 from .sources import from_source, row_source, show_source
 from .state import LAZY, Rel, State, Translated, materialize, raise_problems
@@ -80,4 +80,7 @@ COMMANDS: dict[type, Callable[[State, Any, Rel], Rel]] = {
     A.Stats: apply_stats,
     A.Dissect: extract.apply_dissect,
     A.Grok: extract.apply_grok,
+    A.InlineStats: inline.apply_inline_stats,
+    A.Sample: inline.apply_sample,
+    A.LookupJoin: lookup.apply_lookup_join,
 }

@@ -50,8 +50,9 @@ def parse_span(n: int, unit: str, pos: Pos) -> tuple[tuple[int, str], str]:
 def span_sql(value: tuple[int, str]) -> str:
     n, unit = value
     if unit == "quarter":
-        return f"INTERVAL {3 * n} MONTH"
-    return f"INTERVAL {n} {unit.upper()}"
+        n, unit = 3 * n, "month"
+    # the quoted form takes a sign (a folded `0 year - 1 year`)
+    return f"INTERVAL '{n} {unit.upper()}'"
 
 
 def span_text(value: tuple[int, str]) -> str:
