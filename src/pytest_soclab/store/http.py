@@ -27,6 +27,7 @@ from pytest_soclab.errors import EsError
 from .api import ROUTES as API_ROUTES
 from .api import ApiRequest, filter_path, run_search
 from .api.cat import INDICES_COLUMNS, render as render_cat
+from .api.indices import narrow
 from .base import Backend
 from .httpframe import (
     Auth, BodyError, error_body, header_value, parse_json, read_body, resolve_date_math, unauthorized, warning_header,
@@ -221,7 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
         return 200, render_cat(self.backend.list_indices(index or "*"), INDICES_COLUMNS, q), {}
 
     def _r_mapping(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
-        return 200, self.backend.get_mappings(index or "*"), {}
+        return 200, self.backend.get_mappings(narrow(self.backend, index or "*", q)), {}
 
     def _r_resolve(self, index: str | None, q: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
         backend = self.backend

@@ -87,3 +87,11 @@ def test_filter_path_and_pretty(es: Elasticsearch, url: str) -> None:
     assert code == 200 and body.decode().startswith('{\n  "count"')
     code, body = _get(url + "/_count?filter_path=nothing")
     assert json.loads(body) == {}
+
+
+def test_mapping_takes_the_index_options(es: Elasticsearch) -> None:
+    with pytest.raises(NotFoundError):
+        es.indices.get_mapping(index="nothing-*", allow_no_indices=False)
+    assert es.indices.get_mapping(index="nothing-*").body == {}
+    assert set(es.indices.get_mapping(index="notes,nope", ignore_unavailable=True).body) == {"notes"}
+    assert ALERTS in " ".join(es.indices.get_mapping(index="*", expand_wildcards="all").body)

@@ -12,11 +12,19 @@ from .request import ApiRequest, Answer, int_param, time_value
 _FORMATS = ("json", "txt", "text", "csv", "tsv")
 
 
+def _sql_module() -> Any:
+    # imported here: the SQL package needs sqlglot, which the rest of the endpoint does not
+    try:
+        from .. import sql as sql_package
+    except ImportError:
+        raise EsError(400, "illegal_argument_exception", "the SQL endpoint needs the sqlglot package "
+                      "(a dependency of pytest-soclab): install it") from None  # fmt: skip
+    return sql_package
+
+
 def _respond(req: ApiRequest, columns: list[dict[str, str]] | None, rows: list[list[Any]], cursor: str | None,
              fmt: str, header: bool) -> Answer:  # fmt: skip
-    # imported here: the SQL package needs sqlglot, which the rest of the endpoint does not
-    from ..sql.run import render
-
+    render = _sql_module().render
     headers: dict[str, Any] = {}
     if cursor:
         headers["Cursor"] = cursor
@@ -52,9 +60,7 @@ def sql(req: ApiRequest) -> Answer:
         return _respond(req, None, page, cursor, ctx.data["format"], header=False)
     if "query" not in body:
         raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: one of [query] or [cursor] is required;")
-    # imported here: the SQL package needs sqlglot, which the rest of the endpoint does not
-    from ..sql.run import sql_query
-
+    sql_query = _sql_module().sql_query
     size = int(body.get("fetch_size", int_param(req.params, "fetch_size", 1000)))
     if size <= 0:
         raise EsError(400, "action_request_validation_exception", "Validation Failed: 1: [fetch_size] must be greater than 0;")
