@@ -39,8 +39,9 @@ MAY_IMPORT: dict[str, set[str]] = {
 }
 BELOW_RUN = set(MAY_IMPORT) - {"__init__"}
 MAY_IMPORT["run"] = BELOW_RUN
-MAY_IMPORT["plugin"] = BELOW_RUN | {"run", "__init__"}
-MAY_IMPORT["cli"] = BELOW_RUN | {"run", "__init__"}
+MAY_IMPORT["attacks"] = BELOW_RUN | {"run"}
+MAY_IMPORT["plugin"] = BELOW_RUN | {"run", "attacks", "__init__"}
+MAY_IMPORT["cli"] = BELOW_RUN | {"run", "attacks", "__init__"}
 
 PYTEST_MODULES = ("pytest", "_pytest", "pytest_html", "xdist", "pluggy")
 

@@ -67,6 +67,7 @@ class ItemResult(BaseModel):
     report: str = ""  # the agent's markdown (bounded)
     transcript: list[dict[str, Any]] = Field(default_factory=list)  # bounded excerpts
     judge_extra: dict[str, Any] = Field(default_factory=dict)  # e.g. the second judge's verdicts
+    tags: list[str] = Field(default_factory=list)  # the scenario's tags (composed cases name their parts)
 
 
 # -- the results file -------------------------------------------------------------------------
@@ -178,6 +179,8 @@ class ResultsFile(BaseModel):
     collection: CollectionInfo
     modes: dict[str, ModeSummary]
     comparison: dict[str, Any] | None = None
+    # Composed suites: attack success per objective, style and carrier, per mode (report/composed.py).
+    composed: dict[str, Any] | None = None
     items: list[ItemResult]
 
     model_config = {"populate_by_name": True}

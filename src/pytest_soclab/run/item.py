@@ -63,6 +63,7 @@ class ItemSpec:
             mode=self.mode,
             repeat=self.repeat,
             repeats=self.repeats,
+            tags=list(getattr(spec, "tags", [])),
             **fields,
         )
 

@@ -199,6 +199,10 @@ class Validator:
             spec = load_spec(path, display=shown)
         except ScenarioFileError as exc:
             return [Problem(exc.path, f, m) for f, m in exc.problems]
+        return self.validate_spec(spec, shown)
+
+    def validate_spec(self, spec: Spec, shown: str) -> list[Problem]:
+        """Every check of one scenario given as a model (a file's, or a composed case's)."""
         out = [Problem(shown, f, m) for f, m in semantic_problems(spec, self.suite, self.registry)]
         case_field = "source_case" if isinstance(spec, Task) else "case"
         info = self.case(spec.case)
@@ -225,7 +229,7 @@ class _Checks:
 
     def run(self) -> None:
         spec = self.spec
-        if isinstance(spec, AttackScenario):
+        if isinstance(spec, AttackScenario | BenignScenario):
             self.check_planted(spec)
         self.check_trigger()
         if isinstance(spec, AttackScenario | BenignScenario):
@@ -393,7 +397,7 @@ class _Checks:
                 self.path_ok(f"{fld}.args.path", host, args.get("path"), ref.tool)
 
     # -- planted documents -------------------------------------------------------------------
-    def check_planted(self, spec: AttackScenario) -> None:
+    def check_planted(self, spec: AttackScenario | BenignScenario) -> None:
         from pytest_soclab.corpus import docs
         from pytest_soclab.corpus import expand_planted
 
