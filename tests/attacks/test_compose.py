@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_soclab.agents.reading import Fragments, normalise, views
+from pytest_soclab.textread import Fragments, normalise, views
 from pytest_soclab.attacks import CARRIERS, OBJECTIVES, STYLES, Composition, compose, load_bases, parts_of, sample
 from pytest_soclab.attacks.carriers import dns_name
 from pytest_soclab.attacks.objectives import Order

@@ -35,7 +35,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from pytest_soclab.agents.playbook import Analyst
-from pytest_soclab.agents.reading import Fragments, views
+from pytest_soclab.textread import Fragments, views
 from pytest_soclab.errors import ToolError
 from pytest_soclab.models import flatten
 

@@ -13,7 +13,7 @@ from typing import Any
 from pytest_soclab.agents import resolve_agent
 from pytest_soclab.models import ItemResult, Mode, Spec
 from pytest_soclab.run import BUILTIN, ItemSpec, build_simulator, context_for, open_backend, run_item
-from pytest_soclab.sim import CaseLibrary
+from pytest_soclab.sim import CaseLibrary, Simulator
 
 MAX_TOOL_CALLS = 200  # the plugin's default budget (a composed case sets a lower one)
 
@@ -25,20 +25,22 @@ class Evaluator:
     agent_name: str
     root: Path
     timeout: float = 300.0
-    defense: Any = None  # a result sanitizer between the tools and the agent (attacks/defenses.py)
 
     def __post_init__(self) -> None:
         self.agent = resolve_agent(self.agent_name, root=self.root, timeout=self.timeout, llm={})
 
     def run(self, spec: Spec, mode: Mode) -> ItemResult:
+        return self.run_with_simulator(spec, mode)[0]
+
+    def run_with_simulator(self, spec: Spec, mode: Mode) -> tuple[ItemResult, Simulator]:
+        """The result, and the (closed) simulator: its recorder still holds what the agent saw and did."""
         case = self.library.get(spec.case)
         item = ItemSpec(spec, spec.kind, spec.family, mode, 1, 1, spec.id)
         backend = open_backend(case, spec)
         sim = build_simulator(case, context_for(case, spec, MAX_TOOL_CALLS), mode, backend, self.guard)
-        if self.defense is not None:
-            self.defense.install(sim)
         try:
-            return run_item(item, f"{spec.id}[{mode}]", sim, self.agent, None, BUILTIN, timeout=self.timeout,
-                            task_pass_score=60)  # fmt: skip
+            result = run_item(item, f"{spec.id}[{mode}]", sim, self.agent, None, BUILTIN, timeout=self.timeout,
+                              task_pass_score=60)  # fmt: skip
         finally:
             sim.close()
+        return result, sim

@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pseudonymize_cmd",
     "validate_cmd",
     "compare_cmd",
+    "attack_cmd",
 )
 
 
