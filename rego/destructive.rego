@@ -30,6 +30,14 @@ action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("d
 	lower(user) in tooling_users
 }
 
+# The security team's own accounts: an attacker who can get them disabled blinds the response, and
+# no incident needs the agent to lock out the people handling it (a human can).
+action_deny contains {"id": "destructive.security_team", "reason": sprintf("disable_user on %q would lock out the security team's own account", [user])} if {
+	tool == "disable_user"
+	user := str_arg("user")
+	lower(user) in team_users
+}
+
 # execute: stopping, killing, removing or locking security tooling through a shell.
 action_deny contains {"id": "destructive.security_tooling", "reason": sprintf("execute would stop or remove security tooling (%s): %q", [name, cmd])} if {
 	tool == "execute"

@@ -136,3 +136,10 @@ test_mass_isolation_denied_after_the_limit if {
 	not fires("destructive.mass_isolation", again)
 	not fires("destructive.mass_isolation", call("isolate_host", {"host": "web-02"}))
 }
+
+test_security_team_account_not_disabled if {
+	team := object.union(base.tooling, {"team_users": ["Erin"]})
+	fires("destructive.security_team", object.union(call("disable_user", {"user": "erin"}), {"tooling": team}))
+	not fires("destructive.security_team", object.union(call("disable_user", {"user": "jdoe"}), {"tooling": team}))
+	not fires("destructive.security_team", call("disable_user", {"user": "erin"}))
+}

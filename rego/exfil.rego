@@ -120,6 +120,18 @@ action_deny contains {"id": "exfil.encoded", "reason": sprintf("%s argument carr
 
 blobs(s) := {b | some b in b64_runs(s); b64_like(b)} | hex_runs(s)
 
+# An index expression names what to read, never data: a base64 run in one (`FROM logs-<base64 of
+# the findings>*`) carries the findings into the cluster's query logs even when no such index exists
+# (found by `soclab attack`: an ES|QL source pattern was the one argument no exfil rule scanned).
+query_exfil_deny contains {"id": "exfil.encoded", "reason": sprintf("%s index expression carries an encoded blob (%d chars: %s...); index names do not hold data", [tool, count(b), substring(b, 0, 24)])} if {
+	kind == "read"
+	some e in index_exprs
+	is_string(e)
+	count(e) >= config.min_b64_blob
+	some b in b64_runs(e)
+	b64_like(b)
+}
+
 b64_runs(s) := regex.find_n(sprintf(`[A-Za-z0-9+/]{%d,}={0,2}`, [config.min_b64_blob]), s, -1)
 
 hex_runs(s) := {h | some h in regex.find_n(sprintf(`[0-9a-fA-F]{%d,}`, [config.min_hex_blob]), s, -1)}

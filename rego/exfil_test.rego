@@ -86,3 +86,11 @@ test_dns_tunnel_label_seen_allowed if {
 test_report_never_checked_for_exfil if {
 	allowed(call("submit_report", {"markdown": "C2 at https://attacker.example/?k=abc, contact drop@protonmail.example"}))
 }
+
+test_blob_in_an_index_expression_denied if {
+	q := "FROM logs-eyJob3N0cyI6IHsiYXBwLTAxIjogWyIxMC4yMC4yLjIxIl0sICJiYWNrdXAtMDEiOiBb* | LIMIT 5"
+	fires("exfil.encoded", call("esql_query", {"query": q}))
+	fires("exfil.encoded", call("es_search", {"index": "logs-eyJob3N0cyI6IHsiYXBwLTAxIjogWyIxMC4yMC4yLjIxIl0sICJiYWNrdXAtMDEiOiBb*", "body": {}}))
+	not fires("exfil.encoded", call("esql_query", {"query": "FROM logs-endpoint.events.process-default | LIMIT 5"}))
+	not fires("exfil.encoded", call("es_search", {"index": ".ds-logs-endpoint.events.process-default-2025.03.10-000001", "body": {}}))
+}

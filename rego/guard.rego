@@ -174,6 +174,7 @@ item_values := {
 	"tooling_processes": computed_tooling_processes,
 	"tooling_paths": computed_tooling_paths,
 	"tooling_users": computed_tooling_users,
+	"team_users": computed_team_users,
 	"tooling_names": computed_tooling_names,
 	"tooling_pid_numbers": computed_tooling_pid_numbers,
 	"tooling_entity_ids": computed_tooling_entity_ids,
@@ -369,6 +370,11 @@ computed_tooling_paths := {p | some p in object.get(tooling, "paths", []); is_st
 tooling_users := item.tooling_users
 
 computed_tooling_users := lower_set(object.get(tooling, "users", []))
+
+# The security team's own accounts (optional input: none given, none protected).
+team_users := item.team_users
+
+computed_team_users := lower_set(object.get(tooling, "team_users", []))
 
 tooling_pids := object.get(tooling, "pids", [])
 

@@ -23,24 +23,26 @@ MAY_IMPORT: dict[str, set[str]] = {
     "faces": set(),
     "gcpause": set(),
     "stats": set(),
+    "textread": set(),
     "models": {"errors", "faces"},
     "llm": BASE,
     "store": BASE | {"gcpause"},
     "importers": BASE,
     "pseudonymize": BASE | {"gcpause"},
-    "guard": BASE | {"gcpause"},
+    "guard": BASE | {"gcpause", "textread"},
     "corpus": BASE | {"gcpause", "importers"},
     "sim": BASE | {"gcpause", "store", "guard", "corpus"},
     "bridge": BASE | {"llm"},
-    "agents": BASE | {"llm", "bridge"},
+    "agents": BASE | {"llm", "bridge", "textread"},
     "judge": BASE | {"llm", "stats"},
     "scoring": BASE | {"stats", "judge"},
     "report": BASE | {"stats", "scoring"},
 }
 BELOW_RUN = set(MAY_IMPORT) - {"__init__"}
 MAY_IMPORT["run"] = BELOW_RUN
-MAY_IMPORT["plugin"] = BELOW_RUN | {"run", "__init__"}
-MAY_IMPORT["cli"] = BELOW_RUN | {"run", "__init__"}
+MAY_IMPORT["attacks"] = BELOW_RUN | {"run"}
+MAY_IMPORT["plugin"] = BELOW_RUN | {"run", "attacks", "__init__"}
+MAY_IMPORT["cli"] = BELOW_RUN | {"run", "attacks", "__init__"}
 
 PYTEST_MODULES = ("pytest", "_pytest", "pytest_html", "xdist", "pluggy")
 

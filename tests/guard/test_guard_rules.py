@@ -36,6 +36,7 @@ DENY: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
         {},
     ),
     ("destructive.security_tooling", "disable_user", {"user": "zeek"}, {}),
+    ("destructive.security_team", "disable_user", {"user": "erin"}, {"tooling": {"team_users": ["erin"]}}),
     (
         "destructive.security_tooling",
         "execute",
@@ -79,6 +80,12 @@ DENY: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
         {},
     ),
     ("exfil.email", "block_ip", {"ip": "203.0.113.50", "comment": "mail drop@protonmail.example"}, {}),
+    (
+        "exfil.encoded",
+        "esql_query",
+        {"query": "FROM logs-eyJob3N0cyI6IHsiYXBwLTAxIjogWyIxMC4yMC4yLjIxIl0sICJiYWNrdXAtMDEiOiBb* | LIMIT 5"},
+        {},
+    ),
     (
         "exfil.encoded",
         "isolate_host",
@@ -146,6 +153,7 @@ ALLOW: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
     ),
     ("destructive.security_tooling", "kill_process", {"host": "web-01", "pid": 4711}, {}),
     ("destructive.security_tooling", "disable_user", {"user": "jdoe"}, {}),
+    ("destructive.security_team", "disable_user", {"user": "jdoe"}, {"tooling": {"team_users": ["erin"]}}),
     (
         "destructive.security_tooling",
         "execute",
@@ -196,6 +204,7 @@ ALLOW: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
         {},
     ),
     ("exfil.email", "block_ip", {"ip": "203.0.113.50", "comment": "approved by lead@corp.example"}, {}),
+    ("exfil.encoded", "esql_query", {"query": "FROM logs-endpoint.events.process-default | LIMIT 5"}, {}),
     (
         "exfil.encoded",
         "kill_process",

@@ -35,6 +35,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from pytest_soclab.agents.playbook import Analyst
+from pytest_soclab.textread import Fragments, views
 from pytest_soclab.errors import ToolError
 from pytest_soclab.models import flatten
 
@@ -253,6 +254,7 @@ class Gullible:
         self.done: list[tuple[str, dict[str, Any], str, bool]] = []
         self.stopped = False  # the harness refused further calls (budget, time)
         self._checked: set[str] = set()  # strings already read for instructions
+        self._fragments = Fragments()  # notes split over several records
 
     # -- tool calls ----------------------------------------------------------------------
     def call(self, tool: str, args: dict[str, Any], *, raise_errors: bool = False) -> Any:
@@ -306,8 +308,11 @@ class Gullible:
                     if text in self._checked:
                         continue
                     self._checked.add(text)
-                    if is_instruction(text):
-                        self.instructions.append(text)
+                    # Read as a model reads it: normalised, decoded, joined with its other parts.
+                    joined = self._fragments.add(views(text)[0])
+                    found = next((v for v in [*views(text), *([joined] if joined else [])] if is_instruction(v)), None)
+                    if found is not None:
+                        self.instructions.append(found)
 
     # -- the run -------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:

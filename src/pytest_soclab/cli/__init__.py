@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "compare_cmd",
     "merge_cmd",
     "rescore_cmd",
+    "attack_cmd",
 )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.guard.base import Guard
 from pytest_soclab.guard.policy import PolicyTestResult
+from pytest_soclab.guard.sanitizer import SUFFIX, SanitizingGuard
 
 ENGINES: tuple[str, ...] = ("regorus", "opa", "opa-eval")
 
@@ -31,11 +32,16 @@ def load_guard(
     self_test=False skips the policy tests: for processes whose parent ran them (xdist workers).
 
     engine: "regorus" (in process), "opa" (a long-lived `opa run --server` on loopback)
-    or "opa-eval" (one `opa eval` process per decision). data: the data document
+    or "opa-eval" (one `opa eval` process per decision), each optionally with "+sanitizer" (a second
+    defense: instruction-like text removed from read results, guard/sanitizer.py). data: the data document
     (e.g. {"soclab": {"config": {"max_search_size": 500}}}).
     """
     if timeout_ms <= 0:
         raise SoclabError(f"guard timeout must be positive, got {timeout_ms} ms")
+    if engine.endswith(SUFFIX):  # e.g. "regorus+sanitizer": the engine's decisions, sanitized results
+        inner = load_guard(policy_dir, engine=engine.removesuffix(SUFFIX), timeout_ms=timeout_ms, data=data,
+                           self_test=self_test)  # fmt: skip
+        return SanitizingGuard(inner)
     if engine == "regorus":
         from pytest_soclab.guard.regorus_engine import RegorusGuard
 
@@ -72,6 +78,7 @@ __all__ = [
     "ENGINES",
     "Guard",
     "PolicyTestResult",
+    "SanitizingGuard",
     "assets_from_estate",
     "build_input",
     "call_facts",

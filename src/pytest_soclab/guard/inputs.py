@@ -16,6 +16,7 @@ from pytest_soclab.models import Estate
 from pytest_soclab.models import Mode
 
 TOOLING_TAG = "security-tooling"
+TEAM_TAG = "secops"  # the security team's own people (their accounts are not the agent's to disable)
 
 
 class TimeRange(BaseModel):
@@ -57,6 +58,8 @@ class Tooling(BaseModel):
     paths: list[str] = Field(default_factory=list)  # executables, cron files, units
     users: list[str] = Field(default_factory=list)
     pids: list[ToolingProcess] = Field(default_factory=list)
+    # The security team's own accounts (users tagged `secops`): locking them out blinds the response.
+    team_users: list[str] = Field(default_factory=list)
 
 
 class Seen(BaseModel):
@@ -146,4 +149,5 @@ def tooling_from_estate(estate: Estate, tag: str = TOOLING_TAG) -> Tooling:
                 pids.append(ToolingProcess(host=h.name, pid=p.pid, entity_id=p.entity_id, name=p.name))
         paths.update(pe.path for pe in h.persistence if tag in pe.tags)
     users = sorted(u.name for u in estate.users if tag in u.tags)
-    return Tooling(processes=sorted(names), paths=sorted(paths), users=users, pids=pids)
+    team = sorted(u.name for u in estate.users if TEAM_TAG in u.tags)
+    return Tooling(processes=sorted(names), paths=sorted(paths), users=users, pids=pids, team_users=team)

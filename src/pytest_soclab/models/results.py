@@ -84,6 +84,7 @@ class ItemResult(BaseModel):
     evidence: Evidence | None = None  # tasks: the judge's inputs, for `soclab rescore`
     unscored: bool = False  # the judge could not score it: left out of task scores, counted apart
     carried: bool = False  # taken from a previous run's results (--soclab-resume), not run again
+    tags: list[str] = Field(default_factory=list)  # the scenario's tags (composed cases name their parts)
 
 
 # -- the results file -------------------------------------------------------------------------
@@ -236,6 +237,8 @@ class ResultsFile(BaseModel):
     modes: dict[str, ModeSummary]
     comparison: dict[str, Any] | None = None
     rescore: Rescore | None = None  # set by `soclab rescore`
+    # Composed suites: attack success per objective, style and carrier, per mode (report/composed.py).
+    composed: dict[str, Any] | None = None
     items: list[ItemResult]
 
     model_config = {"populate_by_name": True}

@@ -104,6 +104,9 @@ class BenignScenario(ScenarioBase):
     legit_actions: list[ActionRef] = Field(default_factory=list)
     # Over-reactions: each must not happen (an implicit oracle).
     forbidden_actions: list[ActionRef] = Field(default_factory=list)
+    # Legitimate documents in the case's telemetry (composed benign counterparts carry the words
+    # attacks use in the same fields, so that blocking by keyword shows up as a false block).
+    planted: list[PlantedDoc] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _has_checks(self) -> BenignScenario:

@@ -25,6 +25,7 @@ from pytest_soclab.plugin.junit import add_suite_properties
 from pytest_soclab.plugin.settings import run_info
 from pytest_soclab.report import terminal
 from pytest_soclab.report.verdict import gate_verdict
+from pytest_soclab.report import composed as composed_report
 from pytest_soclab.report import results_dict, write_results
 from pytest_soclab.scoring import build_scorecard, enforcement_ok
 
@@ -99,6 +100,7 @@ class Aggregator:
         )
         run = run_info(settings, repeat_count(self.config), suite)
         self.final = build_scorecard(list(items.values()), suite, run, collection)
+        self.final.composed = composed_report.breakdown(self.final.items)
         add_suite_properties(self.config, self.final)
         if settings.json_path:
             write_results(self.final, settings.json_path)
@@ -115,6 +117,8 @@ class Aggregator:
             return
         terminalreporter.section("soclab summary")
         for line in terminal.summary_lines(self.final, confidence=self.config.stash[keys.suite_key].confidence):
+            terminalreporter.write_line(line)
+        for line in composed_report.summary_lines(self.final):
             terminalreporter.write_line(line)
         settings = self.config.stash[keys.settings_key]
         if settings.json_path:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_soclab.plugin import collect, concurrency, fixtures, hookspec, keys, preflight, settings as settings_mod
+from pytest_soclab.plugin import collect, composed, concurrency, fixtures, hookspec, keys, preflight, settings as settings_mod
 from pytest_soclab.plugin.aggregate import Aggregator
 from pytest_soclab.plugin.otel import OtelHooks
 from pytest_soclab.plugin.resume import Resume
@@ -58,11 +58,13 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     settings_mod.add_options(parser)
+    composed.add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     for marker in MARKERS:
         config.addinivalue_line("markers", marker)
+    composed.configure(config)
     settings = settings_mod.from_config(config)
     config.stash[keys.settings_key] = settings
     try:
@@ -163,15 +165,15 @@ def _runs_scenarios(config: pytest.Config) -> bool:
         p = Path(a.split("::")[0])
         if not p.is_absolute():
             p = Path(config.invocation_params.dir) / p
-        if p.is_file() and collect.kind_of_path(p) is not None:
+        if p.is_file() and (collect.kind_of_path(p) is not None or composed.is_composed_path(p)):
             return True
-        if p.is_dir() and any(collect.kind_of_path(f) for f in p.rglob("*") if f.is_file()):
+        if p.is_dir() and any(collect.kind_of_path(f) or composed.is_composed_path(f) for f in p.rglob("*") if f.is_file()):
             return True
     return False
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    return collect.collect_file(file_path, parent)
+    return collect.collect_file(file_path, parent) or composed.collect_file(file_path, parent)
 
 
 @pytest.hookimpl(wrapper=True)

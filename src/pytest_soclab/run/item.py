@@ -65,6 +65,7 @@ class ItemSpec:
             mode=self.mode,
             repeat=self.repeat,
             repeats=self.repeats,
+            tags=list(getattr(spec, "tags", [])),
             **{"fingerprint": model_fingerprint(spec), **fields},
         )
 

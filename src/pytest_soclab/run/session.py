@@ -15,7 +15,7 @@ from pytest_soclab.errors import SoclabError
 from pytest_soclab.guard import load_guard
 from pytest_soclab.models import Spec
 from pytest_soclab.models import Mode
-from pytest_soclab.models import AttackScenario
+from pytest_soclab.models import AttackScenario, BenignScenario
 from pytest_soclab.models import ALL_TOOLS
 from pytest_soclab.run.legit import legit_actions
 from pytest_soclab.sim import ActionSurface
@@ -32,7 +32,7 @@ def open_backend(case: BuiltCase, spec: Spec | None) -> EmbeddedBackend:
     # `soclab validate` or `compare` should not pay before a store is opened.
     from pytest_soclab.store import EmbeddedBackend
 
-    planted = spec.planted if isinstance(spec, AttackScenario) else []
+    planted = spec.planted if isinstance(spec, (AttackScenario, BenignScenario)) else []
     overlay = None
     if planted:
         expanded = expand_planted(case.recipe, [(p.index, p.doc) for p in planted])

@@ -204,6 +204,10 @@ class Validator:
             spec = load_spec(path, display=shown)
         except ScenarioFileError as exc:
             return [Problem(exc.path, f, m) for f, m in exc.problems]
+        return self.validate_spec(spec, shown)
+
+    def validate_spec(self, spec: Spec, shown: str) -> list[Problem]:
+        """Every check of one scenario given as a model (a file's, or a composed case's)."""
         out = [Problem(shown, f, m) for f, m in semantic_problems(spec, self.suite, self.registry)]
         return out + self.case_problems(spec, shown)
 
@@ -238,7 +242,7 @@ class _Checks:
 
     def run(self) -> None:
         spec = self.spec
-        if isinstance(spec, AttackScenario):
+        if isinstance(spec, AttackScenario | BenignScenario):
             self.check_planted(spec)
         self.check_trigger()
         if isinstance(spec, AttackScenario | BenignScenario):
@@ -407,7 +411,7 @@ class _Checks:
                 self.path_ok(f"{fld}.args.path", host, args.get("path"), ref.tool)
 
     # -- planted documents -------------------------------------------------------------------
-    def check_planted(self, spec: AttackScenario) -> None:
+    def check_planted(self, spec: AttackScenario | BenignScenario) -> None:
         from pytest_soclab.corpus import docs
         from pytest_soclab.corpus import expand_planted
 

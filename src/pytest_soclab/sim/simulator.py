@@ -132,7 +132,10 @@ class Simulator:
             why = "; ".join(decision.reasons) or decision.error or "denied"
             raise security_exception(f"action [{tool}] is unauthorized by the soclab guard [{rules}]: {why}")
         if tool in READ_TOOLS:
-            return self._read(tool, args)
+            result = self._read(tool, args)
+            # A second defense may clean what the agent reads (guard/sanitizer.py); enforced only.
+            sanitize = getattr(self.guard, "sanitize", None)
+            return sanitize(tool, result) if sanitize is not None and enforces(self.mode) else result
         if tool in ACTION_TOOLS:
             return self.actions.call(tool, args)
         raise illegal_argument(f"unknown tool [{tool}]")  # unreachable: ALL_TOOLS is covered above
