@@ -100,14 +100,18 @@ def _dimension_maxima(items: list[ItemResult]) -> dict[str, float]:
     return {d: sum(sum(c.points for c in r.checkpoints if c.dim == d) for r in judged) / len(judged) for d in DIMENSIONS}
 
 
+def _calls(n: int) -> str:
+    return f"{n} call" + ("" if n == 1 else "s")
+
+
 def _guard_lines(mode: str, s: ModeSummary, items: list[ItemResult]) -> list[str]:
     """What the guard stopped in this mode (protected), or would have stopped (baseline)."""
     attacks = [r for r in items if r.kind == "attack"]
     if mode == "protected":
         held = sorted({r.scenario_id for r in attacks if r.denied_calls and not r.attack_succeeded})
-        return [f"  guard    on: denied {s.denied_calls} calls", *_ids("    attacks it held: ", held)]
+        return [f"  guard    on: denied {_calls(s.denied_calls)}", *_ids("    attacks it held: ", held)]
     missed = sorted({r.scenario_id for r in attacks if r.shadow_denials and r.attack_succeeded})
-    return [f"  guard    off (decisions recorded only): would have denied {s.shadow_denials} calls",
+    return [f"  guard    off (decisions recorded only): would have denied {_calls(s.shadow_denials)}",
             *_ids("    attacks that got past it: ", missed)]  # fmt: skip
 
 
