@@ -8,16 +8,13 @@ from typing import Any
 
 import pytest
 
-from pytest_soclab.plugin import collect, composed, concurrency, fixtures, hookspec, keys, preflight, settings as settings_mod
+from pytest_soclab.plugin import collect, composed, fixtures, hookspec, keys, preflight, scale, settings as settings_mod
 from pytest_soclab.plugin.aggregate import Aggregator
-from pytest_soclab.plugin.otel import OtelHooks
-from pytest_soclab.plugin.resume import Resume
 from pytest_soclab.plugin.verdict import VerdictLine
 from pytest_soclab.errors import ScenarioFileError, SoclabError
-from pytest_soclab.run import BUILTIN, OtelTraces, as_predicate
+from pytest_soclab.run import BUILTIN, as_predicate
 from pytest_soclab.plugin.reporting import attach_result
 from pytest_soclab.models import load_suite
-from pytest_soclab.llm import ProviderLimit, configure_limits
 
 MARKERS = (
     "soclab_kind(kind): scenario kind: task, attack or benign; select with -m \"soclab_kind(kind='attack')\"",
@@ -77,15 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
             + ", ".join(lvl.id for lvl in suite.levels)
         )
     config.stash[keys.suite_key] = suite
-    configure_limits({p: ProviderLimit(lim.connections, lim.requests_per_minute) for p, lim in suite.limits.items()})
     config.stash[keys.predicates_key] = _predicates(config)
-    if settings.concurrency > 1:
-        concurrency.install(config, settings.concurrency, lambda: fixtures.resolve_agent(config, settings),
-                            lambda: fixtures.resolve_judge(settings))
-    if settings.otel_path is not None and not hasattr(config, "workerinput"):
-        config.pluginmanager.register(OtelHooks(OtelTraces(settings.otel_path)), "soclab-otel")
-    if settings.resume_path is not None:
-        config.pluginmanager.register(Resume(config, settings.resume_path), "soclab-resume")
+    scale.install(config, settings, suite)  # limits, --soclab-concurrency, --soclab-otel, --soclab-resume
     if not hasattr(config, "workerinput"):  # results meet on the controller (or the only process)
         agg = Aggregator(config)
         config.stash[aggregator_key] = agg

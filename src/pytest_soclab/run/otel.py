@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_soclab.models import ItemResult
 
+TRACER_VERSION = "1"  # of the span layout below
 SEMCONV_VERSION = "1.37.0"
 SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
 _ID_FIELDS = ("traceId", "spanId", "parentSpanId")
@@ -47,14 +48,11 @@ class OtelTraces:
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-        from pytest_soclab import __version__
-
         self.path = path
         self.exporter = InMemorySpanExporter()
-        self.provider = TracerProvider(resource=Resource.create({"service.name": "pytest-soclab",
-                                                                 "service.version": __version__}))  # fmt: skip
+        self.provider = TracerProvider(resource=Resource.create({"service.name": "pytest-soclab"}))  # fmt: skip
         self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.tracer = self.provider.get_tracer("pytest_soclab", __version__, schema_url=SCHEMA_URL)
+        self.tracer = self.provider.get_tracer("pytest_soclab", TRACER_VERSION, schema_url=SCHEMA_URL)
 
     def record(self, result: ItemResult, end_s: float) -> None:
         from opentelemetry import trace
