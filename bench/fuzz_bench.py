@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -107,6 +108,9 @@ def main() -> int:
         counts: dict[str, Counter[str]] = {c: Counter() for c in CLASSES}
         latencies: list[float] = []
         started = time.perf_counter()
+        done = 0
+        # a run stopped from outside (timeout, Ctrl-C) still reports what it measured
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
         try:
             for cls, req in requests(args.seed, args.requests):
                 t0 = time.perf_counter()
@@ -120,14 +124,17 @@ def main() -> int:
                 counts[cls][outcome] += 1
                 latencies.append(took)
                 child.sample()
+                done += 1
                 if outcome in ("killed", "dropped"):
                     child.restart()  # a dead or stuck server would fail every request after it
+        except KeyboardInterrupt:
+            print(f"stopped after {done} of {args.requests} requests")
         finally:
             child.sample()
             child.stop()
         wall = time.perf_counter() - started
     outcomes = ["ok", "4xx", "5xx", "bad_shape", "dropped", "slow", "killed"]
-    print(f"{args.requests} requests, seed {args.seed}, {wall:.0f} s; server restarts {child.restarts}")
+    print(f"{done} requests, seed {args.seed}, {wall:.0f} s; server restarts {child.restarts}")
     print(f"{'class':14}" + "".join(f"{o:>10}" for o in outcomes))
     for cls, c in counts.items():
         print(f"{cls:14}" + "".join(f"{c[o]:>10}" for o in outcomes))

@@ -36,7 +36,7 @@ def sql_size(query: str) -> int:
 
 
 @SETTINGS
-@given(st.lists(st.sampled_from(TEMPLATES), min_size=1, max_size=40))
+@given(st.lists(st.sampled_from(TEMPLATES), min_size=1, max_size=14))
 def test_esql_sql_is_linear_in_the_expression(chain: list[str]) -> None:
     x = "a"
     for t in chain:
@@ -47,7 +47,7 @@ def test_esql_sql_is_linear_in_the_expression(chain: list[str]) -> None:
 
 
 def test_esql_sum_of_many_terms_is_linear() -> None:
-    sizes = [sql_size("ROW a = " + " + ".join(["1"] * n)) for n in (8, 16, 32, 60)]
+    sizes = [sql_size("ROW a = " + " + ".join(["1"] * n)) for n in (5, 10, 20, 40)]
     # doubling the terms about doubles the SQL (it used to square it at every term)
     assert all(b < 2.3 * a for a, b in zip(sizes, sizes[1:])), sizes
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pytest_soclab.errors import EsError
 
 # ES|QL (Elasticsearch: 400 expression levels, 500 query levels; soclab is stricter)
-ESQL_MAX_EXPRESSION_DEPTH = 64
-ESQL_MAX_QUERY_DEPTH = 100  # processing commands after the source command
+ESQL_MAX_EXPRESSION_DEPTH = 48
+ESQL_MAX_QUERY_DEPTH = 50  # processing commands after the source command
 ESQL_MAX_EXPRESSION_NODES = 10_000
 ESQL_MAX_INTEGER_DIGITS = 40  # beyond 20 digits Elasticsearch reads a double; 40 leaves room for that
 REPEAT_MAX_BYTES = 1024 * 1024  # one REPEAT result (Elasticsearch's breaker: 1 MB per value)
