@@ -288,9 +288,19 @@ class Search:
         return atk.model_copy(update={"oracles": AttackScenario.model_validate(
             {**atk.model_dump(), "oracles": regression_oracles(c, base)}).oracles})  # fmt: skip
 
-    def confirm(self, result: SearchResult, limit: int = 20) -> None:
+    def confirm(self, result: SearchResult, limit: int = 4) -> None:
+        """Full protected runs of up to `limit` bypasses per objective (its exfiltration channels in turn)."""
         ev = Evaluator(self.library, self.guard, self.agent, self.root)
-        for n, out in enumerate(result.bypasses[:limit], 1):
+        picked: list[Outcome] = []
+        for o in self.objectives:
+            mine = [b for b in result.bypasses if b.candidate.objective == o]
+            channels = sorted({b.candidate.channel for b in mine}) if o == "exfil-arg" else [""]
+            rounds = [[b for b in mine if not channels[0] or b.candidate.channel == ch] for ch in channels]
+            while len([p for p in picked if p.candidate.objective == o]) < limit and any(rounds):
+                for r in rounds:
+                    if r and len([p for p in picked if p.candidate.objective == o]) < limit:
+                        picked.append(r.pop(0))
+        for n, out in enumerate(picked, 1):
             spec = self.scenario(out, n)
             r = ev.run(spec, "protected")
             if r.attack_succeeded:
