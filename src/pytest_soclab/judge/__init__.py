@@ -15,7 +15,7 @@ _WHERE = {
     "Judge": "base", "dimension_points": "base", "total_points": "base",
     "BothJudges": "compare", "Disagreement": "compare", "JudgeComparison": "compare",
     "compare_judges": "compare", "compare_verdicts": "compare", "pooled_agreement": "compare",
-    "LLMJudge": "llm", "RulesJudge": "rules",
+    "LLMJudge": "llm", "RulesJudge": "rules", "explain_task": "explain",
 }  # fmt: skip
 
 
@@ -35,6 +35,7 @@ __all__ = [
     "compare_judges",
     "compare_verdicts",
     "dimension_points",
+    "explain_task",
     "pooled_agreement",
     "total_points",
 ]
