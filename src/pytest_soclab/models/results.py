@@ -47,6 +47,7 @@ class ItemResult(BaseModel):
     mode: Mode
     repeat: int = 1  # 1-based index of this repeat
     repeats: int = 1  # how many repeats were asked for
+    variant: int = 0  # the case variant the item ran on (--soclab-variant; 0: as is)
     outcome: Literal["passed", "failed", "error"] = "passed"
     error: str | None = None  # why the item failed to run (agent crash, timeout, malformed report...)
     score: float = 0.0  # 0..1
@@ -161,6 +162,7 @@ class RunInfo(BaseModel):
     python: str
     scale: float
     seed: int | None
+    variant: int = 0  # --soclab-variant: the re-keyed, time-shifted variant of every case (0: as is)
 
 
 class CollectionInfo(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from pytest_soclab.plugin import keys
 from pytest_soclab.run import session as standalone
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.run import ItemFailed, failure_text, run_item, scenario_context
+from pytest_soclab.run import variant_docs, variant_spec
 from pytest_soclab.models import AttackScenario
 from pytest_soclab.plugin.settings import Settings
 from pytest_soclab.sim import BuiltCase, CaseLibrary
@@ -25,6 +27,7 @@ def case_library(config: pytest.Config, settings: Settings, live: Any = None) ->
         build_db=not settings.live,
         progress=_progress_writer(config),
         live=live,
+        variant_docs=variant_docs,
     )
 
 
@@ -47,10 +50,15 @@ def _progress_writer(config: pytest.Config) -> Any:
 
 def item_case(item: pytest.Item, library: CaseLibrary) -> BuiltCase:
     ispec = item.stash[keys.item_spec_key]
+    # --soclab-variant: tasks run on variant K of their case, re-keyed like it (run/variants.py).
+    k = item.config.stash[keys.settings_key].variant if ispec.kind == "task" else 0
     try:
-        return library.get(ispec.spec.case)
+        case = library.get(ispec.spec.case, k)
     except SoclabError as exc:
         pytest.fail(f"{ispec.path}: case {ispec.spec.case!r}: {exc}", pytrace=False)
+    if k:
+        item.stash[keys.item_spec_key] = dataclasses.replace(ispec, spec=variant_spec(ispec.spec, case))
+    return case
 
 
 def open_backend(item: pytest.Item, case: BuiltCase, live: Any) -> Any:
@@ -82,6 +90,8 @@ def run_and_record(item: pytest.Item, sim: Simulator, agent: Any, judge: Any) ->
         timeout=settings.timeout,
         task_pass_score=suite.task_pass_score,
     )
+    if ispec.kind == "task":
+        result.variant = settings.variant
     item.stash[keys.item_result_key] = result
     config.hook.pytest_soclab_item_result(item=item, result=result)
     item.user_properties.append(("soclab.score", f"{result.score:.4f}"))

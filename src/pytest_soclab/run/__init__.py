@@ -18,6 +18,7 @@ from pytest_soclab.run.oracles import BUILTIN, OracleContext, Predicate, as_pred
 from pytest_soclab.run.session import Session, build_simulator, context_for, open_backend, open_session
 
 from pytest_soclab.run.validate import DEFAULT_SCALE, Validator, semantic_problems
+from pytest_soclab.run.variants import variant_docs, variant_spec
 
 __all__ = [
     "AgentFailure",
@@ -44,4 +45,6 @@ __all__ = [
     "run_item",
     "scenario_context",
     "semantic_problems",
+    "variant_docs",
+    "variant_spec",
 ]
