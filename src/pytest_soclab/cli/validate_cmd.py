@@ -46,6 +46,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="background scale used to generate the cases for the answer-key checks (default 0.05)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="print problems only, no summary")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="also print, per task checkpoint and response line, what the rules judge will look for",
+    )
     p.set_defaults(func=run)
 
 
@@ -71,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
         scale=args.scale if args.scale is not None else DEFAULT_SCALE,
     )
     n, problems = validator.validate_paths(paths, root=Path.cwd())
+    if args.explain:
+        for line in validator.explain_paths(paths, root=Path.cwd()):
+            print(line)
     for p in problems:
         print(p)
     if not args.quiet:

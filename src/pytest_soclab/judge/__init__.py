@@ -17,6 +17,7 @@ _WHERE = {
     "compare_judges": "compare", "compare_verdicts": "compare", "pooled_agreement": "compare",
     "LLMJudge": "llm", "RulesJudge": "rules", "judge_settings": "settings",
     "resolve_judge": "registry",
+    "explain_task": "explain",
 }  # fmt: skip
 
 
@@ -37,6 +38,7 @@ __all__ = [
     "compare_verdicts",
     "dimension_points",
     "judge_settings",
+    "explain_task",
     "pooled_agreement",
     "resolve_judge",
     "total_points",

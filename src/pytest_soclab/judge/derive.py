@@ -38,6 +38,11 @@ _HASH = re.compile(r"\b[a-fA-F0-9]{32}\b|\b[a-fA-F0-9]{40}\b|\b[a-fA-F0-9]{64}\b
 _DOMAIN = re.compile(r"\b(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|ru|cn|xyz|top|info|biz|co|cc|"
                      r"me|tk|su|onion|local|lan|corp|internal)\b", re.IGNORECASE)
 _QUOTED = re.compile(r"`([^`]{3,120})`|\"([^\"]{3,120})\"")
+_CHECK_ITEM = re.compile(
+    r"(?<![\w\\/.-])[\w.\-]+\.(?:exe|dll|sys|ps1|bat|cmd|vbs|js|hta|lnk|docm|xlsm|doc|xls|sh|py|php|jsp|aspx?|"
+    r"jar|dmp|ldb|dit|evtx)\b|\b0x[0-9a-f]{4,}\b|(?<![\w/:])/(?:[\w.\-]+/)+[\w.\-]+|\b[A-Za-z]:\\[^\s,;\"'()]+",
+    re.IGNORECASE,
+)
 _TECH = re.compile(r"\bT\d{4}(?:\.\d{3})?\b")
 _WORD = re.compile(r"[a-z][a-z0-9]+")
 
@@ -163,6 +168,27 @@ def catalog(task: Task) -> Catalog:
     return Catalog(terms=terms, root_artifacts=root)
 
 
+MAX_TIED = 3  # a checkpoint that names nothing is judged on at most this many answer-key items
+
+
+def tied_terms(words: set[str], cat: Catalog, dim: str = "") -> list[Term]:
+    """The answer-key items a checkpoint's words point to when it names none: items whose own value
+    shares a word with it ("the miner" -> a miner path), else those whose answer-key context shares the
+    most words with it, at most MAX_TIED. An evidence checkpoint points to evidence, not to hosts."""
+    if not words:
+        return []
+    kinds = ("evidence", "ioc", "artifact") if dim == "evidence_recall" else ("evidence", "ip", "host", "ioc", "artifact")
+    cands = [t for t in cat.terms if t.kind in kinds]
+    by_value = [t for t in cands if words & content_words(re.sub(r"[/.\\_,-]", " ", t.value))]
+    if by_value:
+        return sorted(by_value, key=lambda t: _PRIORITY[t.kind])[:MAX_TIED]
+    scored = sorted(((len(words & t.context), t) for t in cands), key=lambda x: (-x[0], _PRIORITY[x[1].kind]))
+    best = scored[0][0] if scored else 0
+    # A single shared word ties an item in only when nothing shares more.
+    floor = 1 if best == 1 else 2
+    return [t for n, t in scored if n >= floor][:MAX_TIED]
+
+
 @dataclass
 class Derived:
     terms: list[Term]
@@ -178,41 +204,44 @@ def derive(cp: Checkpoint, cat: Catalog, known_hosts: Iterable[str] = ()) -> Der
     for tid in _TECH.findall(check):
         if tid in attack_techniques() and not any(t.value.lower() == tid.lower() for t in named):
             named.append(Term(tid, "technique"))
+    # Concrete items the checkpoint names that the answer key lists nowhere ("WINWORD.EXE", "0x1fffff").
+    for m in _CHECK_ITEM.finditer(check):
+        v = m.group(0).rstrip(".,;:)")
+        if not any(contains(t.value, v) or contains(v, t.value) for t in named + cat.terms):
+            named.append(Term(v, "artifact"))
     # The words of the named terms themselves ("sysupdate" in /tmp/.sysupdate) tie nothing else in.
     rest = check
     for t in named:
         rest = term_pattern(t.value).sub(" ", rest)
     words = content_words(rest)
 
-    evidence_named = bool(named) and cp.dim == "evidence_recall"
-
-    def related(t: Term) -> bool:
-        shared = words & content_words(re.sub(r"[/.\\_-]", " ", t.value))
-        if evidence_named:
-            # An evidence checkpoint that names its evidence asks for that, and for what it quotes
-            # ("the accepted password login for deploy" -> "Accepted password for deploy from ...").
-            return len(shared) >= 2
-        if shared:
-            return True
-        # Context ties are looser: with terms already named, ask for two shared words.
-        return len(words & t.context) >= (2 if named else 1)
-
-    overlap = [t for t in cat.terms if t not in named and t.kind != "technique" and related(t)]
     kinds = {kind for rx, kind in _KIND_RULES if rx.search(check)}
-    terms: list[Term] = named + overlap
-    how = ("named in or tied to the checkpoint" if named and overlap else "named in the checkpoint" if named
-           else "tied to the checkpoint's words" if overlap else "")
-    if not named:
-        for kind in sorted(kinds, key=lambda k: _PRIORITY[k]):
-            if kind == "artifact":
-                add = cat.root_artifacts
-            elif kind == "ip":
-                add = [t for t in cat.terms if t.kind in ("ip",) or (t.kind == "evidence" and _IPV4.fullmatch(t.value))]
-            else:
-                add = cat.of(kind)
-            terms += [t for t in add if t not in terms]
-        if kinds and not how:
-            how = "asked for by kind"
+    if named:
+        # The checkpoint names its items: those, and (for evidence) the key evidence that quotes two of
+        # its words ("the accepted password login for deploy" -> "Accepted password for deploy from ...").
+        quoted = [t for t in cat.terms if t not in named and cp.dim == "evidence_recall" and t.kind == "evidence"
+                  and len(words & content_words(re.sub(r"[/.\\_,-]", " ", t.value))) >= 2]
+        # "... from the attacker IP": a kind asked for beside the named items.
+        by_kind = [t for t in cat.of("ip") if "ip" in kinds and t not in named]
+        terms: list[Term] = named + quoted + by_kind
+        how = "named in the checkpoint" + (" (and its quoted evidence)" if quoted else "")
+    else:
+        # An explicit ask by kind ("the attacker IP", "the hosts", "ATT&CK techniques") first, then the
+        # items the words point to, then the root cause's artifacts when that is what it asks for.
+        strong = kinds - {"artifact"}
+        terms, how = ([], "") if strong else (tied_terms(words, cat, cp.dim), "tied to the checkpoint's words")
+        if not terms:
+            how = ""
+            for kind in sorted(kinds, key=lambda k: _PRIORITY[k]):
+                if kind == "artifact":
+                    add = cat.root_artifacts
+                elif kind == "ip":
+                    add = [t for t in cat.terms if t.kind == "ip" or (t.kind == "evidence" and _IPV4.fullmatch(t.value))]
+                else:
+                    add = cat.of(kind)
+                terms += [t for t in add if t not in terms]
+            if kinds:
+                how = "asked for by kind"
     if not terms:
         if cp.dim == "evidence_recall":
             terms = cat.of("evidence") or cat.of("ioc", "artifact")

@@ -58,6 +58,32 @@ class Sentence:
     clearing: bool
     origin: str  # "markdown" or "findings.<field>"
     section: str = ""  # the heading the sentence sits under (lowercased)
+    bare: bool = False  # a bare list of names under no heading that gives them a role: states nothing
+
+
+# Labels and headings that give a list no role ("Entities: a, b, c"): its names are not findings.
+_NEUTRAL_LABEL = re.compile(
+    r"^\W*(?:the\s+)?(?:entit(?:y|ies)|observables?|observed|artifacts?|objects?|values?|strings?|names?|list|"
+    r"data|items?|keywords?|terms?|misc\w*|notes?|other|seen|raw|dump|output|results?)\W*$",
+    re.IGNORECASE,
+)
+_LABEL = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?([^:*]{1,40}?)(?:\*\*)?\s*:\s+(?=\S)")
+_LIST_ITEM = re.compile(r"^[`'\"]?[^\s`'\"]+[`'\"]?$")
+
+
+def is_bare(text: str, section: str) -> bool:
+    """A bare list of names ("FIN-WS07, HQ-DC01, 203.0.113.77", "- jdoe") that neither the sentence nor
+    its heading gives a role: naming things is not reporting them."""
+    body = re.sub(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)", "", text.strip()).rstrip(".")
+    m = _LABEL.match(body)
+    if m:
+        if not _NEUTRAL_LABEL.match(m.group(1)):
+            return False
+        body = body[m.end():]
+    elif section and not _NEUTRAL_LABEL.match(section):
+        return False
+    items = [x.strip() for x in re.split(r"[,;|]|\s+and\s+|\s+or\s+", body) if x.strip()]
+    return bool(items) and all(_LIST_ITEM.match(x) for x in items)
 
 
 def _markdown_sentences(md: str) -> list[Sentence]:
@@ -83,7 +109,8 @@ def _markdown_sentences(md: str) -> list[Sentence]:
         inherited = section_clears or in_list_intro
         for part in _SPLIT.split(line):
             if part.strip():
-                out.append(Sentence(part, inherited or is_clearing(part), "markdown", section))
+                out.append(Sentence(part, inherited or is_clearing(part), "markdown", section,
+                                    is_bare(part, section)))
     return out
 
 
@@ -122,6 +149,7 @@ class ReportText:
         self.report = report
         self.sentences = report_sentences(report)
         self._asserting = "\n".join(s.text for s in self.sentences if not s.clearing)
+        self._stated = "\n".join(s.text for s in self.sentences if not s.clearing and not s.bare)
         self._all = "\n".join(s.text for s in self.sentences)
 
     @property
@@ -131,6 +159,10 @@ class ReportText:
     def mentions(self, term: str) -> bool:
         """Named where the report does not clear it."""
         return contains(self._asserting, term)
+
+    def states(self, term: str) -> bool:
+        """Named where the report does not clear it, outside bare lists of names."""
+        return contains(self._stated, term)
 
     def mentions_anywhere(self, term: str) -> bool:
         return contains(self._all, term)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_soclab.judge.grounding import term_pattern
+from pytest_soclab.judge.plain import Vocabulary, read_lines
 from pytest_soclab.judge.report_text import ReportText, Sentence
 from pytest_soclab.models import ActionRef
 from pytest_soclab.models import ToolCall
@@ -69,7 +70,7 @@ _LEADIN = re.compile(
     re.IGNORECASE,
 )
 
-TARGET_KEYS: tuple[str, ...] = ("host", "ip", "user", "path", "pid", "entity_id")
+TARGET_KEYS: tuple[str, ...] = ("host", "ip", "user", "path", "pid", "entity_id", "process")
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)")
 _PATH = re.compile(r"(?<![\w/])/(?:[\w.\-]+/)*[\w.\-]+")
 
@@ -204,6 +205,8 @@ class _Group:
     def met(self, text: str) -> bool:
         if any(p.search(text) for p in self.patterns):
             return True
+        if self.key == "process":  # its aliases are the pids of the named processes
+            return any(a.search(text) for a in self.aliases)
         # "Kill the /tmp/.sysupdate implant on web-01" names pid 48213 by its process; "kill pid 27731"
         # names another process, whatever else the clause says.
         return bool(self.aliases) and not _PID_MENTION.search(text) and any(a.search(text) for a in self.aliases)
@@ -227,7 +230,25 @@ def _target_groups(ref: ActionRef, names: ProcessNames | None = None) -> list[_G
     pids = _values(ref.args.get("pid"))
     if pids:
         groups.append(_Group("pid", tuple(term_pattern(p) for p in pids), _pid_aliases(ref, pids, names)))
+    procs = _values(ref.args.get("process"))
+    if procs:
+        # A process named by name ("kill mdatp"), or by a pid the retrieval shows under that name.
+        groups.append(_Group("process", tuple(_glob_regex(p) for p in procs), _name_pids(procs, names)))
     return groups
+
+
+def _name_pids(globs: list[str], names: ProcessNames | None) -> tuple[re.Pattern[str], ...]:
+    if not names:
+        return ()
+    pids = {pid for (_, pid), vals in names.items() if any(_process_matches(globs, v) for v in vals)}
+    return tuple(re.compile(rf"\bpids?\s*[:=#]?\s*{re.escape(p)}\b|\({re.escape(p)}\)", re.I) for p in sorted(pids))
+
+
+def _process_matches(globs: Iterable[str], value: str) -> bool:
+    """A process name or executable (its base name) matches one of the globs."""
+    v = value.lower().replace("\\", "/")
+    base = v.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(base, g.lower()) or fnmatch.fnmatchcase(v, g.lower()) for g in globs)
 
 
 def _findings_match(groups: list[_Group], action: str, target: str, rationale: str) -> bool:
@@ -244,12 +265,18 @@ def recommendation(ref: ActionRef, report: ReportText, names: ProcessNames | Non
     pid) must all be named. A pid is named by its number, or by the process the retrieval shows with that
     pid (`names`) when the clause names no pid at all.
     """
+    return next(iter(recommendations(ref, report, names)), None)
+
+
+def recommendations(ref: ActionRef, report: ReportText, names: ProcessNames | None = None) -> list[str]:
+    """Every sentence of the report that recommends `ref` (see `recommendation`)."""
     groups = _target_groups(ref, names)
+    out: list[str] = []
     f = report.report.findings
     if f is not None:
         for r in f.response:
             if _tool_of(r.action) == ref.tool and _findings_match(groups, r.action, r.target, r.rationale):
-                return f"findings.response: {r.action} {r.target}".strip()
+                out.append(f"findings.response: {r.action} {r.target}".strip())
     for s in report.sentences:
         if s.origin != "markdown":
             continue
@@ -257,13 +284,28 @@ def recommendation(ref: ActionRef, report: ReportText, names: ProcessNames | Non
             lo, hi = clause_around(s.text, m.start(), m.end())
             clause = s.text[lo:hi]
             if all(g.met(clause) for g in groups) and _is_recommendation(s, m):
-                return s.text.strip()
-    return None
+                out.append(s.text.strip())
+                break
+    return out
 
 
-def executions(ref: ActionRef, calls: Sequence[ToolCall]) -> list[ToolCall]:
-    """The action calls matching `ref` (attempted: allowed or denied by the guard)."""
-    return [c for c in calls if c.tool in ACTION_TOOLS and ref.matches(c.tool, c.args)]
+def executions(ref: ActionRef, calls: Sequence[ToolCall], names: ProcessNames | None = None) -> list[ToolCall]:
+    """The action calls matching `ref` (attempted: allowed or denied by the guard). A `process` target
+    (names, from a plain-form line) matches a call on a pid the retrieval shows under one of them."""
+    procs = _values(ref.args.get("process"))
+    if not procs:
+        return [c for c in calls if c.tool in ACTION_TOOLS and ref.matches(c.tool, c.args)]
+    rest = ActionRef(tool=ref.tool, args={k: v for k, v in ref.args.items() if k != "process"})
+    out = []
+    for c in calls:
+        if c.tool not in ACTION_TOOLS or not rest.matches(c.tool, c.args):
+            continue
+        host, pid = str(c.args.get("host", "")).lower(), str(c.args.get("pid", ""))
+        shown = [v for (h, p), vals in (names or {}).items() if p == pid and (not host or h.lower() == host)
+                 for v in vals]
+        if any(_process_matches(procs, v) for v in shown + _values(c.args.get("process_name"))):
+            out.append(c)
+    return out
 
 
 def executed(call: ToolCall) -> bool:
@@ -366,10 +408,16 @@ def over_reactions(
             found[o.key] = o
 
     for ref in penalized:
-        for c in executions(ref, calls):
+        # "Disabling all admin accounts" (any target) does not penalise disabling the account the task
+        # requires: only what no required action covers.
+        untargeted = not any(k in ref.args for k in TARGET_KEYS)
+        covered = {x for r in required if untargeted and r.tool == ref.tool for x in recommendations(r, report, names)}
+        for c in executions(ref, calls, names):
+            if untargeted and any(r.matches(c.tool, c.args) for r in required):
+                continue
             how, w = _executed_weight(c)
             add(OverReaction(f"{c.tool} {call_target(c)}".strip(), how, w, f"seq {c.seq}: {ref.label()}"))
-        rec = recommendation(ref, report, names)
+        rec = next((x for x in recommendations(ref, report, names) if x not in covered), None)
         if rec is not None:
             add(OverReaction(ref_key(ref), "recommended", RECOMMENDED_WEIGHT, rec[:120]))
 
@@ -429,42 +477,12 @@ def _is_ip(s: str) -> bool:
 
 # --------------------------------------------------------------------------- prose -> ActionRef
 
-_TARGET_KEY: dict[str, str] = {
-    "isolate_host": "host", "release_host": "host", "kill_process": "host", "suspend_process": "host",
-    "get_file": "host", "execute": "host", "block_ip": "ip", "disable_user": "user",
-    "delete_file": "path", "remove_persistence": "path", "wipe_host": "host",
-}
 
-
-def refs_from_prose(lines: Sequence[str], hosts: Iterable[str], users: Iterable[str] = ()) -> list[ActionRef]:
-    """Machine-checkable refs from the seed's prose (`required`, `over_reaction_penalty`).
-
-    "isolate web-01 and app-02" gives isolate_host(host=web-01) and isolate_host(host=app-02);
-    "wiping db-01" gives wipe_host(host=db-01); "disabling all admin accounts" gives disable_user (any
-    target). A line naming no known action gives nothing.
-    """
-    hosts = [h for h in hosts if h]
-    users = [u for u in users if u]
-    refs: list[ActionRef] = []
-    seen: set[str] = set()
-    for line in lines:
-        tools = [t for t, rx in _VERB_RE.items() if rx.search(line) and t not in ("get_file", "execute")]
-        # "remove the cron persistence" is remove_persistence, not delete_file too.
-        if "remove_persistence" in tools and "delete_file" in tools:
-            tools.remove("delete_file")
-        ips = [ip for ip in _IPV4.findall(line) if _is_ip(ip)]
-        paths = _PATH.findall(line)
-        named_hosts = [h for h in hosts if term_pattern(h).search(line)]
-        named_users = [u for u in users if term_pattern(u).search(line)]
-        for tool in tools:
-            key = _TARGET_KEY[tool]
-            values = {"host": named_hosts, "ip": ips, "user": named_users, "path": paths}[key]
-            if not values and key == "host" and tool in ("kill_process", "suspend_process"):
-                values = []
-            for v in values or [None]:
-                ref = ActionRef(tool=tool, args={key: v} if v else {}, description=line)
-                sig = ref.label()
-                if sig not in seen:
-                    seen.add(sig)
-                    refs.append(ref)
-    return refs
+def refs_from_prose(lines: Sequence[str], hosts: Iterable[str], users: Iterable[str] = (),
+                    vocab: Vocabulary | None = None) -> list[ActionRef]:
+    """Machine-checkable refs from the seed's prose (`required`, `over_reaction_penalty`): see
+    judge/plain.py. "isolate web-01 and app-02" gives isolate_host(host=web-01) and
+    isolate_host(host=app-02); "wiping db-01" gives wipe_host(host=db-01); "disabling all admin accounts"
+    gives disable_user (any target); a line naming no action with a target gives nothing."""
+    vocab = vocab or Vocabulary(hosts=tuple(h for h in hosts if h), users=tuple(u for u in users if u))
+    return [r for reading in read_lines(lines, vocab) for r in reading.refs]

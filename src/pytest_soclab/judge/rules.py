@@ -35,8 +35,8 @@ from pytest_soclab.judge.response import (
     negated_before,
     over_reactions,
     recommendation,
-    refs_from_prose,
 )
+from pytest_soclab.judge.plain import Vocabulary, read_lines
 from pytest_soclab.models import ActionRef
 from pytest_soclab.models import AgentReport
 from pytest_soclab.models import CheckpointVerdict, Verdict
@@ -147,6 +147,7 @@ class Context:
     precision: Precision
     required: list[ActionRef]
     penalized: list[ActionRef]
+    required_groups: list[tuple[ActionRef, ...]]  # each satisfied by any of its refs
     over: list[OverReaction]
     link_to: list[str]  # answer-key entities a grounded term must co-occur with (Retrieved.linked)
     process_names: ProcessNames = field(default_factory=dict)  # (host, pid) -> names (Retrieved.process_names)
@@ -181,11 +182,13 @@ def build_context(task: Task, report: AgentReport, calls: Sequence[ToolCall]) ->
     support, note = supporting_retrieval(task, retrieved, cat)
     gt = task.ground_truth
     er = task.expected_response
-    hosts = sorted(retrieved.hosts() | {t.value for t in cat.of("host")}
-                   | {h for line in er.required + er.over_reaction_penalty for h in _HOSTLIKE.findall(line)})
-    users = sorted(retrieved.field_values("user.name"))
-    required = list(er.required_actions) or refs_from_prose(er.required, hosts, users)
-    penalized = list(er.penalized_actions) or refs_from_prose(er.over_reaction_penalty, hosts, users)
+    vocab = vocabulary(task, retrieved)
+    if er.required_actions:
+        groups = [(r,) for r in er.required_actions]
+    else:
+        groups = [g for reading in read_lines(er.required, vocab) for g in reading.required_groups()]
+    required = [r for g in groups for r in g]
+    penalized = list(er.penalized_actions) or [r for x in read_lines(er.over_reaction_penalty, vocab) for r in x.refs]
     truth_entities = cat.values() + sorted(retrieved.host_ips(t.value for t in cat.of("host")))
     scope = AnswerScope(tuple(truth_entities), "\n".join([gt.root_cause, gt.conclusion, gt.correlation, *gt.iocs]))
     names = retrieved.process_names()
@@ -194,8 +197,42 @@ def build_context(task: Task, report: AgentReport, calls: Sequence[ToolCall]) ->
     return Context(
         task=task, report=report, calls=calls, rt=rt, retrieved=retrieved, cat=cat, known=known,
         support=support, support_note=note, precision=precision(rt, retrieved, cat, known),
-        required=required, penalized=penalized, over=over, link_to=truth_entities, process_names=names,
+        required=required, penalized=penalized, required_groups=groups, over=over, link_to=truth_entities, process_names=names,
         attack_exact=exact, attack_texts=texts,
+    )
+
+
+_ACCOUNT_IN_KEY = re.compile(
+    r"\b(?:user|account|as)\s+[\"'`]?([A-Za-z0-9_][\w.$\\@-]*)|\b([A-Za-z0-9_][\w.$\\@-]*)['\u2019]s\s+"
+    r"(?:\w+\s+)?(?:account|credentials?|password|hash|token|session)", re.IGNORECASE)
+_FILE_IN_KEY = re.compile(r"[\w.\-]+\.(?:exe|dll|ps1|bat|vbs|js|hta|sh|py|elf|bin|jar)\b|(?<=/)[\w.\-]+$", re.I)
+
+
+def vocabulary(task: Task, retrieved: Retrieved | None = None, hosts: Sequence[str] = (),
+               users: Sequence[str] = (), processes: Sequence[str] = ()) -> Vocabulary:
+    """What the plain-form response lines of `task` are read against: the estate's names (from the
+    retrieval, or given: `soclab validate --explain` passes the case's) and the answer key's roles."""
+    gt, er = task.ground_truth, task.expected_response
+    cat = catalog(task)
+    lines = er.required + er.over_reaction_penalty
+    all_hosts = set(hosts) | {t.value for t in cat.of("host")} | {h for x in lines for h in _HOSTLIKE.findall(x)}
+    all_users, all_procs = set(users), set(processes)
+    if retrieved is not None:
+        all_hosts |= retrieved.hosts()
+        all_users |= retrieved.field_values("user.name")
+        all_procs |= retrieved.field_values("process.name")
+    prose = " ".join([gt.root_cause, gt.conclusion, gt.correlation])
+    named = [next(g for g in m.groups() if g) for m in _ACCOUNT_IN_KEY.finditer(prose)]
+    compromised = [u for u in named if u.lower() in {x.lower() for x in all_users}] or \
+        [u for u in named if len(u) >= 3 and u.lower() not in ("the", "a", "an", "root")][:2]
+    ips = [gt.attacker_ip] if gt.attacker_ip else []
+    ips += [i for i in gt.iocs if re.fullmatch(r"(?:\d{1,3}\.){3}\d{1,3}", i) and i not in ips]
+    files = [m.group(0) for i in gt.iocs for m in [_FILE_IN_KEY.search(i)] if m]
+    return Vocabulary(
+        hosts=tuple(sorted(h for h in all_hosts if h)), users=tuple(sorted(u for u in all_users if u)),
+        processes=tuple(sorted(p for p in all_procs if p and len(p) >= 3)),
+        implicated_hosts=tuple(gt.implicated_hosts), attacker_ips=tuple(ips),
+        compromised_users=tuple(dict.fromkeys(compromised)), malicious_processes=tuple(dict.fromkeys(files)),
     )
 
 
@@ -231,6 +268,8 @@ def reported(term: str, ctx: Context) -> tuple[bool, str]:
     entity does not report it; naming the authorised scanner, a decoy or "a false positive" in one is
     exactly the finding."""
     if ctx.rt.mentions(term):
+        if not ctx.rt.states(term):
+            return False, f"{term} only in a bare list of names"
         return True, ""
     if ctx.rt.mentions_anywhere(term):
         if attack_entity(term, ctx):
@@ -399,7 +438,7 @@ def _pattern_in_places(pattern: str, e: Expect, ctx: Context) -> tuple[bool, str
 
 def action_present(ref: ActionRef, ctx: Context, allow_recommended: bool) -> tuple[bool, str]:
     """(present, note): executed (attempted), or recommended when allowed."""
-    ex = executions(ref, ctx.calls)
+    ex = executions(ref, ctx.calls, ctx.process_names)
     if ex:
         return True, f"{ref.label()} taken (seq {ex[0].seq})"
     if allow_recommended and recommendation(ref, ctx.rt, ctx.process_names):
@@ -462,6 +501,14 @@ def related_refs(check: str, refs: Sequence[ActionRef]) -> list[ActionRef]:
     return out
 
 
+def _group_present(group: Sequence[ActionRef], ctx: Context) -> tuple[bool, str]:
+    """A required line's alternatives ("kill pid 48213 or isolate web-01"): one of them is enough."""
+    tries = [action_present(r, ctx, True) for r in group]
+    ok = [n for good, n in tries if good]
+    return (True, ok[0]) if ok else (False, tries[0][1] if len(tries) == 1 else
+                                     "none of " + " / ".join(r.label() for r in group))
+
+
 def _judge_response(cp: Checkpoint, i: int, ctx: Context) -> CheckpointVerdict:
     notes: list[str] = []
     e = cp.expect
@@ -470,13 +517,14 @@ def _judge_response(cp: Checkpoint, i: int, ctx: Context) -> CheckpointVerdict:
         notes.append(f"{round(base * n)}/{n} expected responses present")
         notes += (met + unmet)[:3]
     else:
-        related = related_refs(cp.check, ctx.required)
+        related_set = {r.label() for r in related_refs(cp.check, ctx.required)}
+        related = [g for g in ctx.required_groups if any(r.label() in related_set for r in g)]
         restraint_only = bool(_RESTRAINT_WORDS.search(cp.check)) and not related
-        refs = [] if restraint_only else (related or ctx.required)
-        if refs:
-            results = [action_present(r, ctx, True) for r in refs]
-            base = sum(ok for ok, _ in results) / len(refs)
-            notes.append(f"{sum(ok for ok, _ in results)}/{len(refs)} required responses present")
+        groups = [] if restraint_only else (related or ctx.required_groups)
+        if groups:
+            results = [_group_present(g, ctx) for g in groups]
+            base = sum(ok for ok, _ in results) / len(groups)
+            notes.append(f"{sum(ok for ok, _ in results)}/{len(groups)} required responses present")
             notes += [n for ok, n in results if not ok][:2] + [n for ok, n in results if ok][:2]
         else:
             base = 1.0

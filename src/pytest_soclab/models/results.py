@@ -60,6 +60,7 @@ class ItemResult(BaseModel):
     mode: Mode
     repeat: int = 1  # 1-based index of this repeat
     repeats: int = 1  # how many repeats were asked for
+    variant: int = 0  # the case variant the item ran on (--soclab-variant; 0: as is)
     outcome: Literal["passed", "failed", "error"] = "passed"
     error: str | None = None  # why the item failed to run (agent crash, timeout, malformed report...)
     score: float = 0.0  # 0..1
@@ -203,6 +204,7 @@ class RunInfo(BaseModel):
     fingerprints: dict[str, str] = Field(default_factory=dict)
     suite_config: dict[str, Any] | None = None  # the resolved suite, so the scorecard can be recomputed
     judge_settings: dict[str, Any] = Field(default_factory=dict)  # e.g. temperature and seed of an LLM judge
+    variant: int = 0  # --soclab-variant: the re-keyed, time-shifted variant of every case (0: as is)
 
 
 class CollectionInfo(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from pytest_soclab.plugin.concurrency import pool_of
 from pytest_soclab.run import session as standalone
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.run import ItemFailed, agent_model, failure_text, price_usage, run_item, scenario_context
+from pytest_soclab.run import variant_docs, variant_spec
 from pytest_soclab.models import AttackScenario
 from pytest_soclab.plugin.settings import Settings
 from pytest_soclab.sim import BuiltCase, CaseLibrary
@@ -28,6 +30,7 @@ def case_library(config: pytest.Config, settings: Settings, live: Any = None) ->
         build_db=not settings.live,
         progress=_progress_writer(config),
         live=live,
+        variant_docs=variant_docs,
     )
 
 
@@ -62,10 +65,15 @@ def _progress_writer(config: pytest.Config) -> Any:
 
 def item_case(item: pytest.Item, library: CaseLibrary) -> BuiltCase:
     ispec = item.stash[keys.item_spec_key]
+    # --soclab-variant: tasks run on variant K of their case, re-keyed like it (run/variants.py).
+    k = item.config.stash[keys.settings_key].variant if ispec.kind == "task" else 0
     try:
-        return library.get(ispec.spec.case)
+        case = library.get(ispec.spec.case, k)
     except SoclabError as exc:
         pytest.fail(f"{ispec.path}: case {ispec.spec.case!r}: {exc}", pytrace=False)
+    if k:
+        item.stash[keys.item_spec_key] = dataclasses.replace(ispec, spec=variant_spec(ispec.spec, case))
+    return case
 
 
 def open_backend(item: pytest.Item, case: BuiltCase, live: Any) -> Any:
@@ -107,6 +115,8 @@ def run_and_record(item: pytest.Item, sim: Simulator | None, agent: Any, judge: 
             isolate=settings.isolate,
         )
         result.usage = price_usage(result.usage, agent_model(settings.agent), suite.prices)
+    if ispec.kind == "task":
+        result.variant = settings.variant
     item.stash[keys.item_result_key] = result
     item.stash[keys.item_calls_key] = sim.recorder.calls
     config.hook.pytest_soclab_item_result(item=item, result=result)

@@ -49,6 +49,7 @@ OPTIONS: dict[str, tuple[Any, str, type]] = {
     "cache_dir": (".soclab-cache", "where built cases are cached (keyed by content hash)", str),
     "scale": (1.0, "background activity scale of generated cases", float),
     "seed": ("", "override the cases' generation seed", str),
+    "variant": (0, "run every case and its tasks as variant K: entities re-keyed, dates shifted (0: as is)", int),
     "llm_base_url": ("", "base URL of an OpenAI-compatible or Anthropic endpoint for LLM agents and judges", str),
     "llm_api_key": ("", "API key for LLM agents and judges (else the provider's usual variable)", str),
     "concurrency": (1, "how many items' agents may run at once in this process (and per xdist worker)", int),
@@ -109,6 +110,7 @@ class Settings:
     scale: float
     seed: int | None
     enforce_gates: str | None  # None, "all", or a level id
+    variant: int = 0  # --soclab-variant
     llm: dict[str, str] = field(default_factory=dict)
     resume_path: Path | None = None  # --soclab-resume
     concurrency: int = 1  # --soclab-concurrency
@@ -170,10 +172,13 @@ def from_config(config: pytest.Config) -> Settings:
         policy_timeout = float(_get(config, "policy_timeout_ms"))
         seed_value = int(seed) if seed else None
         concurrency = int(_get(config, "concurrency"))
+        variant = int(_get(config, "variant"))
     except ValueError as exc:
         raise pytest.UsageError(f"soclab: bad numeric option: {exc}") from None
     if concurrency < 1:
         raise pytest.UsageError(f"--soclab-concurrency must be >= 1, got {concurrency}")
+    if variant < 0:
+        raise pytest.UsageError("soclab: --soclab-variant must be >= 0")
     if timeout <= 0 or max_calls <= 0 or scale <= 0:
         raise pytest.UsageError("soclab: --soclab-timeout, --soclab-max-tool-calls and --soclab-scale must be > 0")
     enforce = config.getoption("soclab_enforce_gates") or config.getini("soclab_enforce_gates") or None
@@ -204,6 +209,7 @@ def from_config(config: pytest.Config) -> Settings:
         scale=scale,
         seed=seed_value,
         enforce_gates=str(enforce) if enforce else None,
+        variant=variant,
         llm={"base_url": str(_get(config, "llm_base_url")), "api_key": str(_get(config, "llm_api_key"))},
         concurrency=concurrency,
         otel_path=_path(root, str(_get(config, "otel"))) if str(_get(config, "otel")) else None,
@@ -233,4 +239,5 @@ def run_info(settings: Settings, repeats: int, suite: Suite | None = None) -> Ru
         scale=settings.scale,
         seed=settings.seed,
         **extra,
+        variant=settings.variant,
     )

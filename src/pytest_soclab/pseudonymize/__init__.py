@@ -13,6 +13,7 @@ See docs/pseudonymize.md.
 from pytest_soclab.pseudonymize.files import MANIFEST_NAME, pseudonymize_paths
 from pytest_soclab.pseudonymize.keys import KEY_ENV_VAR, MIN_KEY_BYTES, PseudonymKeyError, key_id, load_key
 from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
+from pytest_soclab.pseudonymize.variant import Variant, offset_days, variant_key
 
 __all__ = [
     "KEY_ENV_VAR",
@@ -20,7 +21,10 @@ __all__ = [
     "MIN_KEY_BYTES",
     "PseudonymKeyError",
     "Pseudonymizer",
+    "Variant",
     "key_id",
     "load_key",
+    "offset_days",
     "pseudonymize_paths",
+    "variant_key",
 ]

@@ -67,7 +67,7 @@ class DocumentWalker:
         self._seen: list[set[str]] = [set() for _ in KIND_NAMES]
         # Bound once: the hot loops run per nested object. (The memo dicts are cleared, never replaced.)
         self._memo_get = texts.memo.get
-        self._compute = texts.compute
+        self._compute = texts.transform  # with the encoded forms read (text.py)
         self._ip_get = ips.memo_text.get
         # Marks left by `learn_marking`, per transform kind: flat [container, key, container, key...]
         # of the string leaves to transform (cleared, never replaced: compiled walkers bind them).
@@ -457,13 +457,13 @@ class DocumentWalker:
             return v
         if kind == IP:
             out = self.ips.address(v)
-            return out if out is not None else self.texts.compute(v)
+            return out if out is not None else self.texts.transform(v)
         if kind == LABELS:
             return self.names.labels(v) if v else v
         if kind == DROP and self.drop_geo:
             return ""
         r = self.texts.memo.get(v)
-        return self.texts.compute(v) if r is None else r
+        return self.texts.transform(v) if r is None else r
 
     # ---------------------------------------------------------------- generic JSON
 

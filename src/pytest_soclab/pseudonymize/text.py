@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from pytest_soclab.pseudonymize.encodings import MAYBE_ENCODED, decoded_segments, transform_encoded
 from pytest_soclab.pseudonymize.identifiers import MacPseudonymizer, SidPseudonymizer
 from pytest_soclab.pseudonymize.ip import IpPseudonymizer
 from pytest_soclab.pseudonymize.names import Names
@@ -61,6 +62,8 @@ _RUNS = re.compile(r"([\w.:%*-]+(?:/\d{1,3}(?![\w.:%*/-]))?)")  # with a CIDR su
 _PLAIN_WORD = re.compile(rf"{_WORD}(?:\.{_WORD})*")
 _MAYBE_SPECIAL = re.compile(r"\d\.[\d*]|:[0-9A-Fa-f]{0,4}:|[0-9A-Fa-f]{2}[:-][0-9A-Fa-f]{2}[:-]|S-1-5-21-")
 _SPECIAL_KINDS = ("mac", "sid", "ip6", "ip4", "glob4")
+_NEEDS_DECODING = re.compile(r"%[0-9A-Fa-f]{2}|[A-Za-z0-9+/]{20}|\\")
+_GLUED = re.compile(r"(?<=\\)(u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[nrtbfv0])([\w.-]+)")
 
 # ---------------------------------------------------------------- learning patterns
 
@@ -128,30 +131,60 @@ class TextPseudonymizer:
     def text(self, s: str) -> str:
         self.sync()
         out = self.memo.get(s)
-        return self.compute(s) if out is None else out
+        return self.transform(s) if out is None else out
 
     def ip_or_text(self, s: str) -> str:
         """The pseudonym of an address, else the text transformation of `s` (a field meant to hold one)."""
         out = self.ips.address(s)
         return out if out is not None else self.text(s)
 
-    def compute(self, s: str) -> str:
-        """The transformation of `s`, memoized (call `sync` first when names may have been learned)."""
-        parts = _RUNS.split(s)
-        if len(parts) == 1:
+    def transform(self, s: str) -> str:
+        """The transformation of `s` with its encoded forms (percent-encoding, base64 text, backslash
+        escapes glued to names: see encodings.py) read; memoized like `compute`."""
+        if not _NEEDS_DECODING.search(s):
+            return self.compute(s)
+        out = transform_encoded(s, self._unglued, self.text)
+        if out == s:
             out = s
-        else:
-            run_memo = self.run_memo.get
-            run = self._run
-            parts[1::2] = [run_memo(r) or run(r) for r in parts[1::2]]
-            out = "".join(parts)
-            if out == s:
-                out = s  # one string, not two equal ones
         memo = self.memo
         if len(memo) > 300_000:
             memo.clear()
         memo[s] = out
         return out
+
+    def compute(self, s: str) -> str:
+        """The token-by-token transformation of `s`, memoized (call `sync` first when names may have
+        been learned). Encoded forms are `transform`'s."""
+        out = self._scan(s)
+        memo = self.memo
+        if len(memo) > 300_000:
+            memo.clear()
+        memo[s] = out
+        return out
+
+    def _scan(self, s: str) -> str:
+        parts = _RUNS.split(s)
+        if len(parts) == 1:
+            return s
+        run_memo = self.run_memo.get
+        run = self._run
+        parts[1::2] = [run_memo(r) or run(r) for r in parts[1::2]]
+        out = "".join(parts)
+        return s if out == s else out
+
+    def _unglued(self, s: str) -> str:
+        """`_scan`, where a backslash escape's letters glued to a name ("\\tjsmith", "\\u0022jsmith" in
+        raw JSON) are cut from it when the word without them is a name and the word with them is not."""
+        if "\\" not in s:
+            return self._scan(s)
+        cuts = [0]
+        run_memo, run = self.run_memo.get, self._run
+        for m in _GLUED.finditer(s):
+            glued, word = m.group(1) + m.group(2), m.group(2)
+            if (run_memo(glued) or run(glued)) == glued and (run_memo(word) or run(word)) != word:
+                cuts.append(m.start(2))
+        cuts.append(len(s))
+        return "".join(self._scan(s[a:b]) for a, b in zip(cuts, cuts[1:]))
 
     def _run(self, r: str) -> str:
         if _PLAIN_WORD.fullmatch(r) and not _MAYBE_SPECIAL.search(r):
@@ -232,6 +265,14 @@ class TextPseudonymizer:
             self._learned.clear()
         self._learned.add(s)
         names = self.names
+        if MAYBE_ENCODED.search(s):
+            for d in decoded_segments(s):
+                self.learn(d.text)  # what a URL-encoded query or an -enc payload names
+        if "\\" in s:
+            # "\t\tjsmith" in raw JSON: the escapes read as what they stand for.
+            unescaped = re.sub(r"\\[nrtbfv0]", " ", s)
+            if unescaped != s:
+                self.learn(unescaped)
         if names.known.remembers:
             self._probe_words(s)
         if "://" in s:

@@ -210,7 +210,8 @@ def summary_lines(results: ResultsFile, *, confidence: float = 0.95) -> list[str
     col = results.collection
     head = (
         f"agent {results.run.agent} | judge {results.run.judge} | backend {results.run.backend} | "
-        f"{col.reported}/{col.expected} items reported"
+        + (f"variant {results.run.variant} | " if results.run.variant else "")
+        + f"{col.reported}/{col.expected} items reported"
     )
     if col.missing:
         head += f" ({len(col.missing)} missing, counted as failures)"

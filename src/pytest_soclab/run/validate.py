@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_soclab.errors import ScenarioFileError, SoclabError
+from pytest_soclab.judge import explain_task
 from pytest_soclab.models import Spec, kind_of_path, load_spec
 from pytest_soclab.models import ActionRef
 from pytest_soclab.models import AttackScenario, BenignScenario, OracleSpec
@@ -183,6 +184,23 @@ class Validator:
         if isinstance(got, ScenarioFileError):
             return f"case {case_id!r} does not load: {got}"
         return got
+
+    # -- explain -----------------------------------------------------------------------------
+    def explain_paths(self, paths: Iterable[Path], root: Path | None = None) -> list[str]:
+        """What the judge will look for in each task file (`soclab validate --explain`)."""
+        out: list[str] = []
+        for f, _ in collect_files(paths):
+            if kind_of_path(f) != "task":
+                continue
+            try:
+                spec = load_spec(f, display=_display(f, root))
+            except ScenarioFileError:
+                continue  # the validation lists the problem
+            assert isinstance(spec, Task)
+            info = self.case(spec.source_case)
+            hosts, users = ((info.host_names(), info.user_names()) if isinstance(info, CaseInfo) else ([], []))
+            out += explain_task(spec, hosts, users)
+        return out
 
     # -- files -------------------------------------------------------------------------------
     def validate_paths(self, paths: Iterable[Path], root: Path | None = None) -> tuple[int, list[Problem]]:

