@@ -33,6 +33,20 @@ def task_files() -> list[Path]:
     return sorted(TASKS.glob("task-*.json"))
 
 
+def _source_case(path: Path) -> str:
+    return str(json.loads(path.read_text(encoding="utf-8")).get("source_case", ""))
+
+
+def generated_task_files() -> list[Path]:
+    """Tasks over generated cases (their answer keys are checked on generated data)."""
+    return [p for p in task_files() if not is_recorded(CORPUS / _source_case(p))]
+
+
+def recorded_task_files() -> list[Path]:
+    """Tasks over recorded cases (checked on the imported recording: test_recorded_cases.py)."""
+    return [p for p in task_files() if is_recorded(CORPUS / _source_case(p))]
+
+
 def load_task(path: Path) -> Task:
     return Task.model_validate(json.loads(path.read_text(encoding="utf-8")))
 
