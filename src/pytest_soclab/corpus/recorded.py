@@ -23,7 +23,7 @@ from pytest_soclab.errors import ScenarioFileError, SoclabError
 from pytest_soclab.models import Estate, Host, Strict, User, parse_text, validate
 
 # Bump when the documents built from the same recording change: it is part of the cache key.
-RECORDED_VERSION = "1"
+RECORDED_VERSION = "2"
 RECORDINGS_DIR = "_recordings"
 
 
