@@ -191,7 +191,9 @@ def _walk(node: Any, key: str, out: set[str]) -> None:
 def corpus_literals() -> set[str]:
     out: set[str] = set()
     zones: set[str] = set()  # network segment labels (dmz, servers...): words, not entities
-    for f in [*sorted((REPO / "corpus/_estates").glob("*.yaml")), *sorted((REPO / "corpus").glob("*/case.yaml"))]:
+    # The generated cases (the recorded ones name Windows built-ins, SYSTEM, lsass.exe, that any analyst knows).
+    cases = [f for f in sorted((REPO / "corpus").glob("*/case.yaml")) if not is_recorded(f.parent)]
+    for f in [*sorted((REPO / "corpus/_estates").glob("*.yaml")), *cases]:
         doc = yaml.safe_load(f.read_text())
         zones |= {str(z.get("name")) for z in doc.get("zones", []) if isinstance(z, dict)}
         _walk(doc, "", out)
