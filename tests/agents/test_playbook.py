@@ -8,6 +8,7 @@ scan of the agent's source checks that it knows nothing of the corpus.
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 import statistics
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 import yaml
 
 from pytest_soclab.agents.registry import resolve_agent
+from pytest_soclab.corpus.recorded import is_recorded
 from pytest_soclab.guard import load_guard
 from pytest_soclab.run.item import ItemSpec, run_item, scenario_context
 from pytest_soclab.judge.rules import RulesJudge
@@ -31,7 +33,10 @@ from pytest_soclab.store.embedded import EmbeddedBackend
 from pytest_soclab.models.tools import ACTION_TOOLS
 
 REPO = Path(__file__).resolve().parents[2]
-TASKS = sorted((REPO / "tasks").glob("task-*.json"))
+# The tasks over generated cases; the recorded cases' tasks and the scores the reference agents get on
+# them are in docs/reference-agents.md (the next issue raises them).
+TASKS = [p for p in sorted((REPO / "tasks").glob("task-*.json"))
+         if not is_recorded(REPO / "corpus" / json.loads(p.read_text(encoding="utf-8"))["source_case"])]
 # Cases the playbook was not developed on: another estate (names, addresses, roles), its own tasks.
 HOLDOUT = Path(__file__).resolve().parent / "holdout"
 AGENT_SOURCES = [REPO / "src/pytest_soclab/agents/playbook.py",
@@ -186,7 +191,9 @@ def _walk(node: Any, key: str, out: set[str]) -> None:
 def corpus_literals() -> set[str]:
     out: set[str] = set()
     zones: set[str] = set()  # network segment labels (dmz, servers...): words, not entities
-    for f in [*sorted((REPO / "corpus/_estates").glob("*.yaml")), *sorted((REPO / "corpus").glob("*/case.yaml"))]:
+    # The generated cases (the recorded ones name Windows built-ins, SYSTEM, lsass.exe, that any analyst knows).
+    cases = [f for f in sorted((REPO / "corpus").glob("*/case.yaml")) if not is_recorded(f.parent)]
+    for f in [*sorted((REPO / "corpus/_estates").glob("*.yaml")), *cases]:
         doc = yaml.safe_load(f.read_text())
         zones |= {str(z.get("name")) for z in doc.get("zones", []) if isinstance(z, dict)}
         _walk(doc, "", out)

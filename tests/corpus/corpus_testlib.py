@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_soclab.corpus.recipe import list_cases
+from pytest_soclab.corpus.recorded import is_recorded
 from pytest_soclab.models.task import Task
 from pytest_soclab.models.reference import ecs_fields
 from pytest_soclab.run.validate import leaves, value_fits_type
@@ -20,11 +21,30 @@ Docs = list[tuple[str, str, dict[str, Any]]]
 
 
 def case_ids() -> list[str]:
-    return list_cases(CORPUS)
+    """The generated cases (recorded ones have their own tests: test_recorded_*.py)."""
+    return [c for c in list_cases(CORPUS) if not is_recorded(CORPUS / c)]
+
+
+def recorded_case_ids() -> list[str]:
+    return [c for c in list_cases(CORPUS) if is_recorded(CORPUS / c)]
 
 
 def task_files() -> list[Path]:
     return sorted(TASKS.glob("task-*.json"))
+
+
+def _source_case(path: Path) -> str:
+    return str(json.loads(path.read_text(encoding="utf-8")).get("source_case", ""))
+
+
+def generated_task_files() -> list[Path]:
+    """Tasks over generated cases (their answer keys are checked on generated data)."""
+    return [p for p in task_files() if not is_recorded(CORPUS / _source_case(p))]
+
+
+def recorded_task_files() -> list[Path]:
+    """Tasks over recorded cases (checked on the imported recording: test_recorded_cases.py)."""
+    return [p for p in task_files() if is_recorded(CORPUS / _source_case(p))]
 
 
 def load_task(path: Path) -> Task:

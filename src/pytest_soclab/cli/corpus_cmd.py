@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pytest_soclab.corpus import build_case
 from pytest_soclab.corpus import find_case, list_cases, load_case
+from pytest_soclab.corpus import is_recorded, load_recorded
 from pytest_soclab.errors import SoclabError
 
 
@@ -92,6 +93,7 @@ def _list(args: argparse.Namespace) -> int:
     if not cases:
         raise SoclabError(f"no cases in {args.corpus_dir}")
     for c in cases:
-        r = load_case(args.corpus_dir / c)
+        # A recorded case's title is in its case file too; `load_recorded` reads it without importing.
+        r = load_recorded(args.corpus_dir / c) if is_recorded(args.corpus_dir / c) else load_case(args.corpus_dir / c)
         print(f"{c:32} {r.title}")
     return 0

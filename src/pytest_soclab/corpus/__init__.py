@@ -26,11 +26,17 @@ __getattr__, __dir__ = lazy_face(
         "generate": "pytest_soclab.corpus.generate",
         "list_cases": "pytest_soclab.corpus.recipe",
         "load_case": "pytest_soclab.corpus.recipe",
+        "RecordedCase": "pytest_soclab.corpus.recorded",
+        "is_recorded": "pytest_soclab.corpus.recorded",
+        "load_recorded": "pytest_soclab.corpus.recorded",
+        "with_overrides": "pytest_soclab.corpus.recorded",
+        "recorded_docs": "pytest_soclab.corpus.recorded_build",
     },
 )
 
 __all__ = [
     "ALERTS",
+    "RecordedCase",
     "STREAMS",
     "CaseRecipe",
     "build_case",
@@ -40,6 +46,10 @@ __all__ = [
     "expand_planted",
     "find_case",
     "generate",
+    "is_recorded",
     "list_cases",
     "load_case",
+    "load_recorded",
+    "recorded_docs",
+    "with_overrides",
 ]

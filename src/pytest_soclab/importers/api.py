@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.importers import detect, sysmon_linux, windows, winevent, zeek
+from pytest_soclab.importers import cloud, detect, sysmon_linux, windows, winevent, zeek
 from pytest_soclab.importers.progress import Progress, ProgressFn
 from pytest_soclab.importers.readers import ReadError, Source, lines, sources
 from pytest_soclab.importers.streams import StreamWriter
@@ -105,6 +105,8 @@ class _Importer:
                     log = tsv.path or default_log
                     out = zeek.to_doc(log, tsv.record(text), text)
                     self._emit(out[0], out[1], report)
+                elif fmt == detect.CLOUD:
+                    self._emit(*cloud.to_doc(_json_object(text), text), report)
                 elif fmt == detect.ZEEK_JSON:
                     rec = normalize_json(_json_object(text))
                     log = str(rec.get("_path") or rec.get("@stream") or default_log)

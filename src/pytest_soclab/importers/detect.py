@@ -5,19 +5,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_soclab.importers import sysmon_linux
+from pytest_soclab.importers import cloud, sysmon_linux
 
 WINDOWS = "windows"
 SYSMON_LINUX = "sysmon-linux"
 ZEEK_TSV = "zeek-tsv"
 ZEEK_JSON = "zeek-json"
+CLOUD = "sentinel-cloud"
 BINARY = "binary data (not text lines)"
 NOT_UTF8 = "not UTF-8 text"
 
 
 def is_windows_record(obj: dict[str, Any]) -> bool:
-    return isinstance(obj.get("winlog"), dict) or ("Channel" in obj and "EventID" in obj) or (
-        "log_name" in obj and "event_id" in obj
+    return (
+        isinstance(obj.get("winlog"), dict)
+        or ("Channel" in obj and "EventID" in obj)
+        or ("log_name" in obj and "event_id" in obj)
+        or ("Computer" in obj and "EventID" in obj and "TimeGenerated" in obj)  # Microsoft Sentinel's tables
     )
 
 
@@ -48,6 +52,8 @@ def detect(first: bytes) -> tuple[str | None, str]:
                 return (SYSMON_LINUX if channel.startswith("Linux-Sysmon") else WINDOWS), "Windows event JSON"
             if is_zeek_record(obj):
                 return ZEEK_JSON, "Zeek JSON"
+            if cloud.table_of(obj) is not None:
+                return CLOUD, "Microsoft Sentinel cloud table"
             keys = ", ".join(sorted(obj)[:6])
             return None, f"JSON records of an unknown kind (keys: {keys}, ...)"
     return None, "not a format this importer reads (Windows event JSON, Sysmon for Linux, Zeek)"

@@ -4,6 +4,8 @@
   NXLog's own fields (`SourceName`, `RecordNumber`, `EventTime`, ...) and the event data, all at top level.
 - Winlogbeat 7+ / Elastic Agent: `winlog.{channel, event_id, computer_name, event_data, ...}`, `message`.
 - Winlogbeat 6: `log_name`, `event_id`, `computer_name`, `event_data`, `record_number`, `source_name`.
+- Microsoft Sentinel's tables (SecurityEvent, Event): `Computer`, `EventID`, `TimeGenerated`, `Channel`
+  (SecurityEvent) or `EventLog` (Event), the event data at top level beside the table's own columns.
 """
 
 from __future__ import annotations
@@ -22,6 +24,14 @@ NXLOG_FIELDS = frozenset({
     "TimeCreated", "UserID", "Version", "host", "port", "tags", "ERROR_EVT_UNRESOLVED",
 })  # fmt: skip
 # NXLog's EventType (its severity) when it is NXLog's; Sysmon also has an EventType event data field.
+# Sentinel's own columns (SecurityEvent / Event tables): everything else at top level is event data.
+SENTINEL_FIELDS = frozenset({
+    "TenantId", "SourceSystem", "TimeGenerated", "Computer", "MG", "ManagementGroupName", "Type", "_ResourceId",
+    "Channel", "EventLog", "EventID", "Level", "Activity", "SourceComputerId", "EventOriginId", "TimeCollected",
+    "InstanceId", "Task", "EventSourceName", "Source", "EventLevel", "EventLevelName", "RenderedDescription",
+    "EventCategory", "HostCustomEntity", "AccountCustomEntity", "timestamp", "EventData_string", "ParameterXml",
+    "UserName", "Account", "AccountType",
+})  # fmt: skip
 NXLOG_EVENT_TYPES = frozenset({"AUDIT_SUCCESS", "AUDIT_FAILURE", "INFO", "WARNING", "ERROR", "CRITICAL", "VERBOSE"})
 
 LEVELS = {"0": "information", "1": "critical", "2": "error", "3": "warning", "4": "information", "5": "verbose"}
@@ -94,6 +104,8 @@ def read(obj: dict[str, Any]) -> WinEvent:
         return _from_winlogbeat(obj)
     if "log_name" in obj and "event_id" in obj:
         return _from_winlogbeat6(obj)
+    if "Computer" in obj and "EventID" in obj and "TimeGenerated" in obj:
+        return _from_sentinel(obj)
     if "Channel" in obj and "EventID" in obj:
         return _from_nxlog(obj)
     raise NotWindows("not a Windows event (no Channel/EventID, winlog.* or log_name/event_id)")
@@ -126,6 +138,32 @@ def _from_nxlog(obj: dict[str, Any]) -> WinEvent:
         version=obj.get("Version"),
         pid=integer(obj.get("ExecutionProcessID")),
         thread_id=integer(obj.get("ThreadID")),
+        user=user,
+    )
+
+
+def _from_sentinel(obj: dict[str, Any]) -> WinEvent:
+    # SecurityEvent rows name their channel; Event rows their log; the rows of neither (a few
+    # Windows Filtering Platform events in the recordings) are Security's.
+    channel = obj.get("Channel") or obj.get("EventLog") or "Security"
+    data = {k: v for k, v in obj.items() if k not in SENTINEL_FIELDS and v not in (None, "")}
+    for suffix in ("_string", "_dynamic"):  # Sentinel's typed copies of a column: ProcessId_dynamic
+        for k in [k for k in data if k.endswith(suffix) and k != "EventData_dynamic"]:
+            data.setdefault(k.removesuffix(suffix), data.pop(k))
+    user = {"name": obj["Account"]} if obj.get("Account") else {}
+    level = obj.get("EventLevelName") or obj.get("Level")
+    return WinEvent(
+        channel=str(channel),
+        event_id=_event_id(obj["EventID"]),
+        computer=obj.get("Computer"),
+        event_data=data,
+        time_created=obj.get("TimeGenerated"),
+        timestamp=obj.get("TimeGenerated"),
+        provider=obj.get("EventSourceName") or obj.get("Source"),
+        message=obj.get("RenderedDescription") or obj.get("Activity"),
+        level=_level(level) if level not in ("8", 8) else "information",
+        keywords=["Audit Success"] if obj.get("Level") in ("8", 8) or level == "Audit Success" else [],
+        task=obj.get("Task"),
         user=user,
     )
 

@@ -2,6 +2,8 @@
 
 A case is one of:
 - a recipe, `corpus/<case>/case.yaml`: generated, with the estate the recipe describes;
+- a recording, `corpus/<case>/case.yaml` with a `recording:` block: imported on first use, with
+  the estate derived from the data and the case's overrides laid over it;
 - prebuilt data, `corpus/<case>/manifest.json` + NDJSON per data stream (what `soclab corpus
   build` writes, and what pseudonymized or exported data looks like): loaded as is, with the
   estate derived from the data;
@@ -155,7 +157,11 @@ class CaseLibrary:
         from pytest_soclab.corpus import estate_from_recipe
         from pytest_soclab.corpus import find_case, load_case
 
+        from pytest_soclab.corpus import is_recorded
+
         case_dir = self.corpus_dir / case_id
+        if is_recorded(case_dir):
+            return self._recorded(case_id, case_dir)
         if not (case_dir / "case.yaml").is_file():
             if (case_dir / "manifest.json").is_file() and self.build_db:
                 return self._prebuilt(case_id, case_dir)
@@ -190,6 +196,29 @@ class CaseLibrary:
         if declared.get("window"):
             window = {"gte": declared["window"].get("start"), "lte": declared["window"].get("end")}
         return BuiltCase(case_id, None, estate, db, sorted(manifest.get("streams", {})), manifest, window)
+
+    def _recorded(self, case_id: str, case_dir: Path) -> BuiltCase:
+        from pytest_soclab.corpus import load_recorded, with_overrides
+        from pytest_soclab.corpus import recorded_docs
+        from pytest_soclab.sim.derive_estate import derive_estate, time_range
+        from pytest_soclab.store import EmbeddedBackend, build_database
+
+        case = load_recorded(case_dir)
+        window = {"gte": _iso(case.window.start), "lte": _iso(case.window.end)} if case.window else {}
+        if not self.build_db:
+            return BuiltCase(case_id, case, with_overrides(Estate(), case), None, window=window)
+
+        def build(path: Path) -> dict[str, Any]:
+            return build_database(recorded_docs(case, self.corpus_dir, work_dir=self.cache_dir), path)
+
+        db, manifest = self._cached(case_id, case.fingerprint(self.corpus_dir), build)
+        backend = EmbeddedBackend.open(db)
+        try:
+            estate, derived = derive_estate(backend), time_range(backend)
+        finally:
+            backend.close()
+        estate = with_overrides(estate, case)
+        return BuiltCase(case_id, case, estate, db, sorted(manifest.get("streams", {})), manifest, window or derived)
 
     def _derive(self, case_id: str) -> BuiltCase:
         from pytest_soclab.sim.derive_estate import data_streams, derive_estate, time_range

@@ -34,7 +34,10 @@ def _list(value: Any) -> list[Any]:
 
 def derive_estate(backend: Any) -> Estate:
     hosts: dict[str, Host] = {}
-    for r in _rows(backend, f"FROM logs-* | STATS ips = VALUES(host.ip), os = VALUES(host.os.type) BY host.name | LIMIT {HOST_LIMIT}"):
+    rows = _rows(backend, f"FROM logs-* | STATS ips = VALUES(host.ip), os = VALUES(host.os.type) BY host.name | LIMIT {HOST_LIMIT}")
+    # Recorded Windows events carry neither host.ip nor host.os.type: their hosts still count.
+    rows = rows or _rows(backend, f"FROM logs-* | STATS n = COUNT(*) BY host.name | LIMIT {HOST_LIMIT}")
+    for r in rows:
         name = r.get("host.name")
         if not name:
             continue
@@ -43,6 +46,13 @@ def derive_estate(backend: Any) -> Estate:
     procs = _rows(
         backend,
         "FROM logs-endpoint.events.process-* | WHERE event.type == \"start\" | "
+        "STATS last = MAX(@timestamp) BY host.name, process.pid, process.name, process.executable, process.entity_id, user.name | "
+        f"SORT last DESC | LIMIT {PROCESS_LIMIT}",
+    )
+    # Windows: Sysmon's process creations (event 1) carry the same fields.
+    procs += _rows(
+        backend,
+        "FROM logs-windows.sysmon_operational-* | WHERE event.code == \"1\" | "
         "STATS last = MAX(@timestamp) BY host.name, process.pid, process.name, process.executable, process.entity_id, user.name | "
         f"SORT last DESC | LIMIT {PROCESS_LIMIT}",
     )

@@ -174,6 +174,11 @@ _ECS_DATE_NAME = re.compile(r"(\.|_)timestamp$|(^|\.)(created|ingested|start|end
 _DATE_DETECT = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 
 
+# Objects whose every sub-field Elastic's integrations map as keyword (`object_type: keyword`): the
+# Windows event data keeps each event's own names and string values (UtcTime stays a keyword, not a date).
+KEYWORD_OBJECTS = ("winlog.event_data.", "winlog.user_data.")
+
+
 def dynamic_def(path: str, value: Any, *, data_stream: bool) -> FieldDef:
     """The mapping Elasticsearch would create for an unmapped field's first value.
 
@@ -181,6 +186,8 @@ def dynamic_def(path: str, value: Any, *, data_stream: bool) -> FieldDef:
     timestamp-like names -> date); plain indices follow the default dynamic mapping
     (strings -> text with a `.keyword` multi-field, date detection).
     """
+    if data_stream and path.startswith(KEYWORD_OBJECTS) and not isinstance(value, (dict, list)):
+        return FieldDef("keyword", ignore_above=1024)
     if isinstance(value, bool):
         return FieldDef("boolean")
     if isinstance(value, int):
