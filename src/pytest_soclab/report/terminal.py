@@ -227,4 +227,5 @@ def summary_lines(results: ResultsFile, *, confidence: float = 0.95) -> list[str
         out += _ids("[baseline vs protected] attacks stopped by the guard: ", cmp["attacks_stopped_by_guard"])
         out += _ids("  regressed (passed in baseline, failed protected): ", cmp["regressed"])
         out.append(f"  exact McNemar p = {_p(cmp['mcnemar_p'])} (passes, paired by scenario)")
-    return [part for line in out + run_lines(results) for part in fit(line)]
+    # The judges' line stays whole: tools read it as one line, and a model's name can be any length.
+    return [part for line in out + run_lines(results) for part in ([line] if line.startswith("  judges ") else fit(line))]
