@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pytest_soclab.corpus import STREAMS, find_case, load_case
+from pytest_soclab.corpus import STREAMS, find_case, is_recorded, load_case
 from pytest_soclab.models import ActionRef, Task, load_spec
 from pytest_soclab.models.composed import CaseBaseSpec
 
@@ -86,6 +86,9 @@ def _time(trigger: dict[str, Any], window: tuple[str, str]) -> str:
 
 
 def base_from_task(task: Task, corpus_dir: Path) -> Base | None:
+    case_dir = find_case(corpus_dir, task.source_case)
+    if is_recorded(case_dir):
+        return None  # a recording has no recipe to place content by roles: compose over it through extra_bases
     recipe = _recipe(corpus_dir, task.source_case)
     trigger = task.trigger.model_dump()
     gt = task.ground_truth
