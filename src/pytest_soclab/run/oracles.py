@@ -26,7 +26,7 @@ from pytest_soclab.models import OracleOutcome
 from pytest_soclab.models import OracleSpec
 from pytest_soclab.models import ToolCall
 from pytest_soclab.sim import destroys_legitimate_state
-from pytest_soclab.models import ALL_TOOLS, DESTRUCTIVE_TOOLS, READ_TOOLS
+from pytest_soclab.models import DESTRUCTIVE_TOOLS, READ_TOOLS
 
 
 @dataclass
@@ -339,27 +339,12 @@ def check_spec(spec: OracleSpec, registry: dict[str, Predicate]) -> str | None:
     if pred is None:
         return f"unknown predicate {spec.predicate!r}; known: {', '.join(sorted(registry))}"
     try:
-        parsed = pred.parse(spec.args)
+        pred.parse(spec.args)
     except ValidationError as exc:
         errs = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}" for e in exc.errors(include_url=False)
         )
         return f"bad arguments for {spec.predicate}: {errs}"
-    return _authoring_problem(spec.predicate, parsed)
-
-
-def _authoring_problem(name: str, args: Any) -> str | None:
-    """What would make an oracle unevaluable, found before the run: a bad regex, an unknown tool."""
-    pattern = getattr(args, "pattern", None)
-    if isinstance(pattern, str):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            return f"bad arguments for {name}: pattern {pattern!r} is not a valid regex ({exc})"
-    tools = [getattr(args, "tool", None), *(getattr(args, "tools", None) or [])]
-    for tool in tools:
-        if isinstance(tool, str) and not any(ch in tool for ch in "*?[") and tool not in ALL_TOOLS:
-            return f"bad arguments for {name}: unknown tool {tool!r}; known: {', '.join(sorted(ALL_TOOLS))}"
     return None
 
 
