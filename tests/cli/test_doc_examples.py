@@ -48,6 +48,7 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     "pytest --soclab-mode=protected": ("collect", LONG),
     "pytest tests": ("options", "the plugin's own tests, of which this test is one"),
     "pytest --soclab-mode=both": ("collect", LONG),
+    "pytest --soclab-mode=both --soclab-agent=gullible": ("collect", LONG),
     "pytest -n auto --count=2": ("options", LONG),
     "pytest --soclab-agent=my_agent:investigate": ("options", PLACEHOLDER),
     "pytest --soclab-agent=cmd:python my_agent.py": ("options", PLACEHOLDER),
@@ -65,7 +66,7 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     "soclab load case-02-web-implant --es-url https://es.example:9200": ("parse", CLUSTER),
     "soclab validate scenarios benign tasks": ("run", ""),
     "soclab compare main.json branch.json --markdown": ("parse", PLACEHOLDER),
-    "soclab pseudonymize tasks corpus --out shared/ --key-file team.key": ("run", ""),
+    "soclab pseudonymize tasks corpus --out shared/ --key-file team.key --skip-unsupported": ("run", ""),
     "soclab harvest tasks/task-03.json --es-url ...": ("parse", CLUSTER),
     # docs/agent-skill.md: inside an item the command knows its endpoint; outside, add --case.
     "soclab query indices logs-*": ("small", "with --case"),
