@@ -215,11 +215,12 @@ def summary_lines(results: ResultsFile, *, confidence: float = 0.95) -> list[str
     )
     if col.missing:
         head += f" ({len(col.missing)} missing, counted as failures)"
-    if col.rejected_files:
-        head += f" ({len(col.rejected_files)} scenario file{'s' if len(col.rejected_files) != 1 else ''} rejected)"
     if not col.complete:
         head += " | INCOMPLETE run"
     out = wrap("", [head])
+    if col.rejected_files:  # a line of its own: it must not be cut
+        n = len(col.rejected_files)
+        out.append(f"{n} scenario file{'s' if n != 1 else ''} rejected (their collection errors are above)")
     for mode, s in results.modes.items():
         out += mode_lines(mode, s, [r for r in results.items if r.mode == mode], conf=confidence)
     if results.comparison:
