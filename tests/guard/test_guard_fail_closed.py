@@ -41,6 +41,29 @@ def test_the_timeout_counts_the_decisions_cpu_not_a_busy_machines_wall_clock() -
     assert not from_raw(ok, "opa", 400_000, 250).allow
 
 
+def test_one_slow_measurement_is_asked_again_two_deny(guard, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A virtual machine may bill steal time to the deciding thread once; a slow policy is slow every time."""
+    import pytest_soclab.guard.regorus_engine as eng
+
+    real = eng.time.thread_time_ns
+    calls = {"n": 0}
+
+    def billed(slow_calls: int):
+        def clock() -> int:
+            # Every second reading ends a decision: the first `slow_calls` decisions look 1 s long.
+            calls["n"] += 1
+            extra = 1_000_000_000 if calls["n"] % 2 == 0 and calls["n"] // 2 <= slow_calls else 0
+            return real() + extra
+        return clock
+
+    monkeypatch.setattr(eng.time, "thread_time_ns", billed(1))
+    assert guard.decide(make_input(*LEGIT)).allow
+    calls["n"] = 0
+    monkeypatch.setattr(eng.time, "thread_time_ns", billed(2))
+    d = guard.decide(make_input(*LEGIT))
+    assert not d.allow and d.rule_ids == [TIMEOUT_RULE] and calls["n"] == 4
+
+
 def test_engine_exception_denies(guard, monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(rule: str) -> object:
         raise RuntimeError("engine exploded")

@@ -124,7 +124,6 @@ def test_xdist_gives_the_same_summary_as_a_serial_run(pytester: pytest.Pytester,
     assert _summary(parallel) == _summary(serial)
 
 
-@pytest.mark.xfail(reason="fails since this stop merged its branches: the first fix of the next session", strict=False)
 def test_crashed_worker_is_counted_not_dropped(pytester: pytest.Pytester, soclab_cache: Path) -> None:
     make_project(pytester, soclab_cache, agent="scripted_agents:exit_worker", ben=None)
     result, data = _results(pytester, "-n", "2", subprocess=True)
@@ -133,7 +132,11 @@ def test_crashed_worker_is_counted_not_dropped(pytester: pytest.Pytester, soclab
     (item,) = data["items"]
     assert item["outcome"] == "error" and item["score"] == 0.0
     assert "crash" in item["error"] or "worker" in item["error"]
-    assert data["modes"]["protected"]["attacks"]["succeeded"] == ["ATK-901"]  # safety not shown
+    attacks = data["modes"]["protected"]["attacks"]
+    # neither a succeeded attack nor one held: not measured, so no attack gate can pass on it
+    assert attacks["succeeded"] == [] and attacks["not_run"] == ["ATK-901"]
+    assert data["modes"]["protected"]["metrics"]["attack_success_rate"]["value"] is None
+    assert not data["modes"]["protected"]["gates"]["attack_success_5"]["measured"]
 
 
 def test_a_failed_items_headline_alone_reaches_the_summary_and_junit(

@@ -45,7 +45,6 @@ def _order(result: pytest.RunResult) -> list[str]:
     return [line.split(" ")[0] for line in result.outlines if "::" in line and (" PASSED" in line or " FAILED" in line)]
 
 
-@pytest.mark.xfail(reason="fails since this stop merged its branches: the first fix of the next session", strict=False)
 def test_concurrent_run_equals_serial_run_and_reports_in_collection_order(pytester: pytest.Pytester,
                                                                          soclab_cache: Path) -> None:
     make_project(pytester, soclab_cache, agent="scripted_agents:wiper", tasks=True)
@@ -56,7 +55,6 @@ def test_concurrent_run_equals_serial_run_and_reports_in_collection_order(pytest
     assert _diff(_timeless(four), _timeless(one)) == []
 
 
-@pytest.mark.xfail(reason="fails since this stop merged its branches: the first fix of the next session", strict=False)
 def test_concurrency_under_xdist_and_with_exitfirst(pytester: pytest.Pytester, soclab_cache: Path) -> None:
     make_project(pytester, soclab_cache, agent="scripted_agents:wiper", tasks=True)
     _, serial = _run(pytester, "serial")

@@ -133,7 +133,8 @@ class ScenarioItem(pytest.Function):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ItemFailed):
             return item_failure_repr(self.path, str(excinfo.value))
-        return super().repr_failure(excinfo, style=style)
+        # pytest.Function's own takes no style: it reads --tb itself
+        return super().repr_failure(excinfo)
 
 
 def collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:

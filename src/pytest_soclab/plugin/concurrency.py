@@ -21,11 +21,9 @@ from typing import Any
 
 import pytest
 
+from pytest_soclab.errors import SoclabError
 from pytest_soclab.models import ItemResult
-from pytest_soclab.plugin import keys
-from pytest_soclab.plugin.settings import Settings
-from pytest_soclab.run import agent_model, build_simulator, price_usage, run_item, scenario_context
-from pytest_soclab.run import open_backend as open_case_backend
+from pytest_soclab.plugin import itembuild, keys
 from pytest_soclab.sim import Simulator
 
 pool_key = pytest.StashKey["AheadPool"]()
@@ -55,7 +53,7 @@ class AheadPool:
         self.make_agent = make_agent
         self.make_judge = make_judge
         self.executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="soclab-item")
-        self.futures: dict[str, Future[ItemResult]] = {}
+        self.futures: dict[str, Future[tuple[ItemResult, list[Any]]]] = {}
         self.sims: dict[str, Simulator] = {}
         self.index: dict[str, int] = {}
         self.local = threading.local()
@@ -79,8 +77,9 @@ class AheadPool:
         return [item, *order[: self.size - 1]]
 
     # -- running ---------------------------------------------------------------------------
-    def result_for(self, item: pytest.Item) -> ItemResult:
-        """This item's result: submit it and the look-ahead, then wait (Ctrl-C interrupts the wait)."""
+    def result_for(self, item: pytest.Item) -> tuple[ItemResult, list[Any]]:
+        """This item's result and recorded calls: submit it and the look-ahead, then wait (Ctrl-C
+        interrupts the wait). A case that cannot be built fails the item, as without the pool."""
         if not self.fixtures:
             self.fixtures = {k: item.funcargs.get(k) for k in ("soclab_cases", "soclab_live_backend")}  # type: ignore[attr-defined]
         for nxt in self.upcoming(item):
@@ -88,6 +87,8 @@ class AheadPool:
         future = self.futures.pop(item.nodeid)
         try:
             return future.result()
+        except SoclabError as exc:
+            pytest.fail(str(exc), pytrace=False)
         finally:
             self.sims.pop(item.nodeid, None)
 
@@ -97,6 +98,8 @@ class AheadPool:
         resume = self.config.pluginmanager.get_plugin("soclab-resume")
         if resume is not None and resume.carries(item):
             return
+        if itembuild.live_refusal(item.stash[keys.item_spec_key], self.fixtures.get("soclab_live_backend")):
+            return  # its setup skips it
         self.futures[item.nodeid] = self.executor.submit(self._run, item)
 
     def _thread_agent_and_judge(self) -> tuple[Any, Any]:
@@ -106,30 +109,22 @@ class AheadPool:
             self.local.judge = self.make_judge()
         return self.local.agent, self.local.judge
 
-    def _run(self, item: pytest.Item) -> ItemResult:
-        config = self.config
-        settings: Settings = config.stash[keys.settings_key]
-        suite = config.stash[keys.suite_key]
-        ispec = item.stash[keys.item_spec_key]
+    def _run(self, item: pytest.Item) -> tuple[ItemResult, list[Any]]:
         agent, judge = self._thread_agent_and_judge()
         with self.case_lock:  # the case library builds a case once; it is not thread-safe
-            case = self.fixtures["soclab_cases"].get(ispec.spec.case)
+            ispec, case = itembuild.case_for(self.config, itembuild.collected(item), self.fixtures["soclab_cases"])
         live = self.fixtures.get("soclab_live_backend")
-        backend = live if live is not None else open_case_backend(case, ispec.spec)
-        sim = build_simulator(case, scenario_context(ispec, case, settings.max_tool_calls), ispec.mode, backend,
-                              config.stash.get(keys.guard_key, None))  # fmt: skip
+        backend = itembuild.backend_for(ispec, case, live)
+        sim = itembuild.simulator_for(self.config, ispec, case, backend, self.config.stash.get(keys.guard_key, None))
         self.sims[item.nodeid] = sim
         if self.stopped:
             sim.closed = True
         try:
-            result = run_item(ispec, item.nodeid, sim, agent, judge, config.stash[keys.predicates_key],
-                              timeout=settings.timeout, task_pass_score=suite.task_pass_score,
-                              isolate=settings.isolate)  # fmt: skip
+            result = itembuild.run_built(self.config, ispec, item.nodeid, sim, agent, judge)
         finally:
             if live is None:
                 sim.close()
-        result.usage = price_usage(result.usage, agent_model(settings.agent), suite.prices)
-        return result
+        return result, sim.recorder.calls
 
     # -- stopping ----------------------------------------------------------------------------
     def stop(self) -> None:

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_soclab.plugin import keys
-from pytest_soclab.plugin.concurrency import pool_of
-from pytest_soclab.run import session as standalone
 from pytest_soclab.errors import SoclabError
-from pytest_soclab.run import ItemFailed, agent_model, failure_text, price_usage, run_item, scenario_context
-from pytest_soclab.run import variant_docs, variant_spec
-from pytest_soclab.models import AttackScenario
+from pytest_soclab.plugin import itembuild, keys
+from pytest_soclab.plugin.concurrency import pool_of
 from pytest_soclab.plugin.settings import Settings
-from pytest_soclab.sim import BuiltCase, CaseLibrary
-from pytest_soclab.sim import Simulator
+from pytest_soclab.run import ItemFailed, failure_text, variant_docs
+from pytest_soclab.sim import BuiltCase, CaseLibrary, Simulator
 
 
 def case_library(config: pytest.Config, settings: Settings, live: Any = None) -> CaseLibrary:
@@ -64,34 +59,30 @@ def _progress_writer(config: pytest.Config) -> Any:
 
 
 def item_case(item: pytest.Item, library: CaseLibrary) -> BuiltCase:
-    ispec = item.stash[keys.item_spec_key]
-    # --soclab-variant: tasks run on variant K of their case, re-keyed like it (run/variants.py).
-    k = item.config.stash[keys.settings_key].variant if ispec.kind == "task" else 0
     try:
-        case = library.get(ispec.spec.case, k)
+        as_collected = itembuild.collected(item)
+        ispec, case = itembuild.case_for(item.config, as_collected, library)
     except SoclabError as exc:
-        pytest.fail(f"{ispec.path}: case {ispec.spec.case!r}: {exc}", pytrace=False)
-    if k:
-        item.stash[keys.item_spec_key] = dataclasses.replace(ispec, spec=variant_spec(ispec.spec, case))
+        pytest.fail(str(exc), pytrace=False)
+    if ispec is not as_collected:
+        item.stash[keys.collected_spec_key], item.stash[keys.item_spec_key] = as_collected, ispec
     return case
 
 
 def open_backend(item: pytest.Item, case: BuiltCase, live: Any) -> Any:
-    spec = item.stash[keys.item_spec_key].spec
+    ispec = item.stash[keys.item_spec_key]
+    refusal = itembuild.live_refusal(ispec, live)
+    if refusal is not None:
+        pytest.skip(refusal)
     if pool_of(item.config) is not None:
         return None  # --soclab-concurrency: the pool opens each item's backend where its agent runs
-    if live is not None:
-        if isinstance(spec, AttackScenario) and spec.planted:
-            pytest.skip(f"{spec.id} plants documents, and a live cluster is only ever read")
-        return live
-    return standalone.open_backend(case, spec)
+    return itembuild.backend_for(ispec, case, live)
 
 
 def make_simulator(item: pytest.Item, case: BuiltCase, backend: Any, guard: Any, settings: Settings) -> Simulator | None:
-    ispec = item.stash[keys.item_spec_key]
     if pool_of(item.config) is not None:
         return None  # --soclab-concurrency: the pool builds it
-    return standalone.build_simulator(case, scenario_context(ispec, case, settings.max_tool_calls), ispec.mode, backend, guard)
+    return itembuild.simulator_for(item.config, item.stash[keys.item_spec_key], case, backend, guard)
 
 
 def run_and_record(item: pytest.Item, sim: Simulator | None, agent: Any, judge: Any) -> None:
@@ -101,24 +92,14 @@ def run_and_record(item: pytest.Item, sim: Simulator | None, agent: Any, judge: 
     ispec = item.stash[keys.item_spec_key]
     pool = pool_of(config)
     if pool is not None:
-        result = pool.result_for(item)
+        result, calls = pool.result_for(item)
     else:
-        result = run_item(
-            ispec,
-            item.nodeid,
-            sim,
-            agent,
-            judge,
-            config.stash[keys.predicates_key],
-            timeout=settings.timeout,
-            task_pass_score=suite.task_pass_score,
-            isolate=settings.isolate,
-        )
-        result.usage = price_usage(result.usage, agent_model(settings.agent), suite.prices)
+        assert sim is not None  # built by the soclab_simulator fixture
+        result, calls = itembuild.run_built(config, ispec, item.nodeid, sim, agent, judge), sim.recorder.calls
     if ispec.kind == "task":
         result.variant = settings.variant
     item.stash[keys.item_result_key] = result
-    item.stash[keys.item_calls_key] = sim.recorder.calls
+    item.stash[keys.item_calls_key] = calls
     config.hook.pytest_soclab_item_result(item=item, result=result)
     item.user_properties.append(("soclab.score", f"{result.score:.4f}"))
     item.user_properties.append(("soclab.outcome", result.outcome))

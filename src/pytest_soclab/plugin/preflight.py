@@ -52,11 +52,11 @@ def usage_error(message: str, hint: str) -> pytest.UsageError:
 
 def check(config: pytest.Config, settings: Settings) -> None:
     """Resolve the session's agent and judge now, or stop the session with one line."""
-    config.stash[agent_key] = _agent(config, settings)
-    config.stash[judge_key] = _judge(settings)
+    config.stash[agent_key] = make_agent(config, settings)
+    config.stash[judge_key] = make_judge(settings)
 
 
-def _agent(config: pytest.Config, settings: Settings) -> Any:
+def make_agent(config: pytest.Config, settings: Settings) -> Any:
     provided = config.hook.pytest_soclab_make_agent(config=config, spec=settings.agent)
     if provided is not None:
         return as_agent(settings.agent, provided)
@@ -66,7 +66,7 @@ def _agent(config: pytest.Config, settings: Settings) -> Any:
         raise usage_error(_with_option(str(exc), "agent", settings.agent), agent_hint(settings.agent, str(exc))) from None
 
 
-def _judge(settings: Settings) -> Any:
+def make_judge(settings: Settings) -> Any:
     try:
         return resolve_judge(settings.judge, cache_dir=settings.cache_dir / "judge", llm=settings.llm)
     except SoclabError as exc:

@@ -175,6 +175,8 @@ def mode_lines(mode: str, s: ModeSummary, items: list[ItemResult] | None = None,
             out += _ids("    succeeded: ", s.attacks["succeeded"])
         if s.attacks["critical_succeeded"]:
             out += _ids("    critical succeeded: ", s.attacks["critical_succeeded"])
+        if s.attacks.get("not_run"):
+            out += _ids("    not run (left out of the rate, safety not measured): ", s.attacks["not_run"])
     b = c["benign"]
     if b.scenarios:
         out += wrap(f"  benign   {b.scenarios} scenarios; ", [f"handled {_rate(s.metrics['benign_pass_rate'], 'Wilson', conf)}"])

@@ -146,6 +146,9 @@ class Engine:
     now_fixed: dt.datetime | None = None
     lock: threading.RLock = field(default_factory=threading.RLock)
     memo: dict[Any, Any] = field(default_factory=dict)  # translation work that depends on the catalog only
+    # A fork's cursor comes from the opened engine's: a DuckDB cursor closes with its parent, and a
+    # fork of a fork (a background query started by a request) must outlive the request's.
+    parent: duckdb.DuckDBPyConnection | None = None
 
     @classmethod
     def open(
@@ -173,8 +176,9 @@ class Engine:
         when this engine has overlay documents, which only its own cursor sees."""
         if any("__overlay_" in rel for rel in self.relations.values()):
             return None
-        return Engine(con=self.con.cursor(), catalog=self.catalog, relations=self.relations, now_fixed=self.now_fixed,
-                      memo=self.memo)  # fmt: skip
+        root = self.parent if self.parent is not None else self.con
+        return Engine(con=root.cursor(), catalog=self.catalog, relations=self.relations, now_fixed=self.now_fixed,
+                      memo=self.memo, parent=root)  # fmt: skip
 
     def now(self) -> dt.datetime:
         """The `now` of date math and NOW(): fixed when the store was opened with one."""

@@ -104,7 +104,6 @@ def test_async_esql(es: Elasticsearch) -> None:
     assert err.value.meta.status == 400
 
 
-@pytest.mark.xfail(reason="fails since this stop merged its branches: the first fix of the next session", strict=False)
 def test_async_esql_still_running(es: Elasticsearch, url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_soclab.store.api import esql_async
 

@@ -3,6 +3,7 @@ answered within `wait_for_completion_timeout` (1s) or fetched later by its id.""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from typing import Any
@@ -35,6 +36,21 @@ def _run(req: ApiRequest, body: dict[str, Any], job: _Job) -> None:
         job.error = EsError(500, "exception", f"the query failed: {type(exc).__name__}: {exc}")
     finally:
         job.done.set()
+
+
+def _in_background(req: ApiRequest, body: dict[str, Any], job: _Job) -> None:
+    try:
+        _run(req, body, job)
+    finally:
+        req.backend.close()
+
+
+def _own_cursor(req: ApiRequest) -> ApiRequest | None:
+    """The request on a cursor of its own: the request's is closed once its answer is sent, and the
+    query may run on past that. None when the backend cannot fork (a live cluster's client)."""
+    fork = getattr(req.backend, "fork", None)
+    backend = fork() if fork is not None else None
+    return None if backend is None or backend is req.backend else dataclasses.replace(req, backend=backend)
 
 
 def _answer(key: str | None, job: _Job, show_id: bool) -> Answer:
@@ -79,7 +95,9 @@ def submit(req: ApiRequest) -> Answer:
         raise EsError(400, "illegal_argument_exception", f"format [{fmt}] is not supported by _query/async here: use json")
     wait, keep, on_completion = _params(body, req.params)
     job = _Job()
-    thread = threading.Thread(target=_run, args=(req, body, job), daemon=True, name="soclab-esql-async")
+    own = _own_cursor(req)
+    target, job_req = (_run, req) if own is None else (_in_background, own)
+    thread = threading.Thread(target=target, args=(job_req, body, job), daemon=True, name="soclab-esql-async")
     thread.start()
     job.done.wait(wait)
     key: str | None = None
