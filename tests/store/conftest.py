@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from served import served
 from store_testdata import DOCS
 
 from pytest_soclab.store.embedded import EmbeddedBackend, build_database
@@ -24,3 +25,10 @@ def backend(store_path: Path) -> Iterator[EmbeddedBackend]:
     b = EmbeddedBackend.open(store_path, now=dt.datetime(2024, 5, 2, 12, 30))
     yield b
     b.close()
+
+
+@pytest.fixture()
+def server(store_path: Path) -> Iterator[str]:
+    """`soclab serve`'s endpoint over the fixed data set, on a free port."""
+    with served(store_path) as url:
+        yield url

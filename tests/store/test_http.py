@@ -15,20 +15,7 @@ from elasticsearch import Elasticsearch, NotFoundError
 from store_testdata import PROC
 
 from pytest_soclab.errors import EsError, SoclabError
-from pytest_soclab.store.embedded import EmbeddedBackend
-from pytest_soclab.store.http import serve_in_thread
 from pytest_soclab.store.live import LiveBackend
-
-
-@pytest.fixture()
-def server(store_path: Path) -> Iterator[str]:
-    backend = EmbeddedBackend.open(store_path)
-    srv, thread = serve_in_thread(backend)
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
-    thread.join(5)
-    backend.close()
 
 
 def test_official_client_search_esql_mapping_cat(server: str) -> None:

@@ -4,24 +4,9 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from pytest_soclab.store.embedded import EmbeddedBackend
-from pytest_soclab.store.http import serve_in_thread
-
-
-@pytest.fixture()
-def server(store_path: Path) -> Iterator[str]:
-    backend = EmbeddedBackend.open(store_path)
-    srv, thread = serve_in_thread(backend)
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
-    thread.join(5)
-    backend.close()
 
 
 def _get(url: str) -> str:

@@ -7,20 +7,13 @@ from pathlib import Path
 
 import pytest
 from elasticsearch import Elasticsearch
-
-from pytest_soclab.store.embedded import EmbeddedBackend
-from pytest_soclab.store.http import serve_in_thread
+from served import served
 
 
 @pytest.fixture(scope="module")
 def url(store_path: Path) -> Iterator[str]:
-    backend = EmbeddedBackend.open(store_path)
-    srv, thread = serve_in_thread(backend)
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
-    thread.join(5)
-    backend.close()
+    with served(store_path) as where:
+        yield where
 
 
 @pytest.fixture()
