@@ -21,7 +21,8 @@ import pyarrow.compute as pc
 
 from .catalog import Column, IndexInfo, is_data_stream_name
 from .layout import (
-    DOC_COL, ID_COL, OPAQUE_TYPES, Malformed, coerce, flatten, ip_to_int, is_multi, ms_to_datetime, sort_multi,
+    DOC_COL, ID_COL, MAX_MS, MIN_MS, OPAQUE_TYPES, Malformed, coerce, flatten, ip_to_int, is_multi, ms_to_datetime,
+    sort_multi,
     sql_type,
 )  # fmt: skip
 from .mappings import FieldDef, MappingSet
@@ -81,13 +82,23 @@ def conv_sql(kind: str, x: str) -> str:
     if kind == "ip_hl":
         return f"({x}.hi::UHUGEINT * {1 << 64}::UHUGEINT + {x}.lo)"
     if kind == "date_str":
-        return (
+        return _in_date_range(
             f"coalesce(date_trunc('millisecond', timezone('UTC', TRY_CAST({x} AS TIMESTAMPTZ))), "
-            f"epoch_ms(TRY_CAST({x} AS BIGINT)))"
+            f"{_epoch_ms(f'TRY_CAST({x} AS BIGINT)')})"
         )
     if kind == "date_ms":
-        return f"epoch_ms({x}::BIGINT)"
+        return _epoch_ms(f"{x}::BIGINT")
     return x
+
+
+def _epoch_ms(ms: str) -> str:
+    # the years the Python path holds (layout.MIN_MS..MAX_MS): a date outside is malformed, on both paths
+    return f"(CASE WHEN {ms} BETWEEN {MIN_MS} AND {MAX_MS} THEN epoch_ms({ms}) END)"
+
+
+def _in_date_range(ts: str) -> str:
+    # DuckDB eliminates the repeated expression
+    return f"(CASE WHEN {ts} BETWEEN TIMESTAMP '0001-01-01' AND TIMESTAMP '9999-12-31 23:59:59.999' THEN {ts} END)"
 
 
 class TableBuilder:
@@ -626,7 +637,8 @@ def write_index(
     name = builder.name
     backing = None
     if data_stream:
-        day = (min_ts or dt.datetime(1970, 1, 1)).strftime("%Y.%m.%d")
+        # DuckDB hands a date Python cannot hold (before year 1) back as text
+        day = (min_ts if isinstance(min_ts, dt.datetime) else dt.datetime(1970, 1, 1)).strftime("%Y.%m.%d")
         backing = f".ds-{name}-{day}-000001"
     return IndexInfo(
         name=name,
