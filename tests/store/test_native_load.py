@@ -216,3 +216,12 @@ def test_consistently_typed_documents_load_natively_and_alike(
     files = _write_hits(docs, tmp / "files")
     with pytest.MonkeyPatch.context() as mp:
         _both(files, tmp, mp)
+
+
+@pytest.mark.parametrize("ms", [-62_135_596_800_001, 253_402_300_800_000])
+def test_a_date_outside_years_1_to_9999_is_malformed_on_both_paths(ms: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the property test above: DuckDB held epoch millis before year 1, Python cannot."""
+    path = tmp_path / "docs.ndjson"
+    path.write_text(json.dumps({"_id": "a", "_source": {"@timestamp": ms, "n": 1}}) + "\n", encoding="utf-8")
+    got, _ = _both({"logs-x-default": path}, tmp_path, monkeypatch)
+    assert _native_indices(got) == {"logs-x-default"}
