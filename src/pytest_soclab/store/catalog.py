@@ -11,7 +11,7 @@ from .mappings import FieldDef
 from .sqlutil import ident
 
 CATALOG_TABLE = "__soclab_catalog"
-FORMAT_VERSION = 2  # 2: fields mapped without values ("mapped")
+FORMAT_VERSION = 3  # 2: fields mapped without values ("mapped"); 3: token tables of text fields ("tokens")
 
 # Elasticsearch's data stream naming scheme: <type>-<dataset>-<namespace>.
 _DATA_STREAM = re.compile(r"^(logs|metrics|traces|synthetics|profiling)-[^-]+(-[^-]+)?-[^-]+$")
@@ -63,6 +63,8 @@ class IndexInfo:
     # declared by the mapping but in no document: mapped (get_mappings, field names, queries
     # read NULL) without a column, so they cost nothing to load or to scan
     mapped: dict[str, FieldDef] = field(default_factory=dict)
+    # text column -> its token table (tok, d = _doc, p = position; store/tokens.py)
+    tokens: dict[str, str] = field(default_factory=dict)
 
     @property
     def concrete(self) -> str:
@@ -114,6 +116,7 @@ class IndexInfo:
             "uuid": self.uuid,
             "fields": {p: {"def": c.fdef.to_json(), "multi": c.multi} for p, c in self.fields.items()},
             "mapped": {p: d.to_json() for p, d in self.mapped.items()},
+            "tokens": dict(self.tokens),
         }
 
     @classmethod
@@ -131,6 +134,7 @@ class IndexInfo:
             size_bytes=int(obj.get("size_bytes", 0)),
             uuid=obj.get("uuid", ""),
             mapped={p: FieldDef.from_json(d) for p, d in obj.get("mapped", {}).items()},
+            tokens=dict(obj.get("tokens", {})),
         )
 
 

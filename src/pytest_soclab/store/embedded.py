@@ -22,8 +22,28 @@ from . import admin
 from .build import TableBuilder, default_mapping, group_docs
 from .engine import Engine, build_into, remove_quietly
 from .mappings import MappingSet
+from .sqlutil import ident, literal
 
 Doc = tuple[str, str, dict[str, Any]]
+
+
+
+# Rows per row group: DuckDB's default (122,880) puts a recorded case's 57k wide Sysmon events in
+# one group, so zone maps never skip anything and a top-N carries 160 columns through every row.
+# Smaller groups for wider tables, in multiples of DuckDB's vector (2,048 rows); one size per file,
+# chosen by its biggest index (docs/performance.md, "Row groups").
+ROW_GROUP_CELLS = 1 << 20
+ROW_GROUP_ROWS = (8192, 122880)
+
+
+def row_group_size(builders: dict[str, TableBuilder]) -> int:
+    for b in builders.values():
+        b.flush()  # a builder knows its columns once its pending documents are converted
+    # the index with the most cells decides (a case's handful of wide alerts must not)
+    width = max(((b.count * len(b.cols), len(b.cols)) for b in builders.values()), default=(0, 1))[1]
+    rows = ROW_GROUP_CELLS // max(width, 1)
+    lo, hi = ROW_GROUP_ROWS
+    return max(lo, min(hi, rows // 2048 * 2048))
 
 
 def build_database(
@@ -51,10 +71,12 @@ def build_database(
     remove_quietly(tmp)
     with collector_paused():
         builders = index_builders(docs, files or {}, lambda name: default_mapping(name, explicit.get(name)), progress)
-        con = duckdb.connect(str(tmp))
+        con = duckdb.connect(":memory:")
         try:
             from .engine import register_udfs
 
+            con.execute(f"ATTACH {literal(str(tmp))} AS {ident('built')} (ROW_GROUP_SIZE {row_group_size(builders)})")
+            con.execute(f"USE {ident('built')}")
             con.execute("SET TimeZone = 'UTC'")
             con.execute("SET enable_progress_bar = false")
             register_udfs(con)

@@ -189,6 +189,16 @@ class Engine:
     def relation(self, index: IndexInfo) -> str:
         return self.relations[index.name]
 
+    def token_relations(self, index: IndexInfo) -> dict[str, str]:
+        """Text column -> its token table here; none when documents are overlaid on the index
+        (the overlay's documents are in no token table)."""
+        rel = self.relations.get(index.name, "")
+        table = ident(index.table)
+        if not index.tokens or not rel.endswith(table) or "__overlay_" in rel:
+            return {}
+        prefix = rel[: -len(table)]
+        return {path: prefix + ident(name) for path, name in index.tokens.items()}
+
     def query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         with self.lock:
             return self.con.execute(sql, params or []).fetchall()
@@ -296,11 +306,13 @@ def build_into(
     con: duckdb.DuckDBPyConnection, builders: dict[str, TableBuilder], *, start: int = 0
 ) -> Catalog:
     from .build import write_index
+    from .tokens import build_token_tables
 
     catalog = Catalog()
     for n, (name, builder) in enumerate(sorted(builders.items()), start=start):
         ds = builder.mapping.data_stream
-        catalog.indices[name] = write_index(con, builder, f"t{n}", data_stream=ds)
+        info = catalog.indices[name] = write_index(con, builder, f"t{n}", data_stream=ds)
+        info.tokens = build_token_tables(con, info)
     _estimate_sizes(con, catalog)
     con.execute(f"CREATE TABLE {ident(CATALOG_TABLE)} (json VARCHAR)")
     con.execute(f"INSERT INTO {ident(CATALOG_TABLE)} VALUES (?)", [json.dumps(catalog.to_json())])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog import FieldRef, IndexInfo
@@ -30,6 +30,8 @@ class Ctx:
     now: dt.datetime
     depth: int = 0  # nesting of the query being compiled (indices.query.bool.max_nested_depth)
     clauses: int = 0  # queries compiled so far (indices.query.bool.max_clause_count)
+    # text column -> its token table in this engine (store/tokens.py); empty: test the text itself
+    tokens: dict[str, str] = field(default_factory=dict)
 
     def fail(self, type_: str, reason: str) -> EsError:
         return shard_failure(self.info.concrete, type_, reason)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import FieldRef
+from .. import tokens as tokens_mod
 from . import text
 from .build import (
     FALSE, TRUE, Compiled, Ctx, and_, any_value, boost_of, check_keys, expand_fields, field_body, tie_score,
@@ -13,6 +14,14 @@ from .build import (
 from .errors import EsError, parsing_exception, unsupported
 from .literals import as_string, is_keyword, is_text
 from .termlevel import equals, prefix_pred
+
+
+def token_table(ref: FieldRef, ctx: Ctx) -> str | None:
+    """The token table of the text column `ref` reads, when it has one in this engine (a text
+    multi-field of a keyword column has none: its values are tested as text)."""
+    if not ref.column or ref.column != ref.name:
+        return None
+    return ctx.tokens.get(ref.column)
 
 
 def match_one(ref: FieldRef, query: Any, opts: dict[str, Any], ctx: Ctx, boost: float,
@@ -24,7 +33,11 @@ def match_one(ref: FieldRef, query: Any, opts: dict[str, Any], ctx: Ctx, boost: 
             zero = str(opts.get("zero_terms_query", "none")).lower()
             return Compiled(TRUE if zero == "all" else FALSE, "0.0")
         uniq = list(dict.fromkeys(tokens))
-        preds = [any_value(ref, lambda x, t=t: text.match_sql(x, text.token_regex(t), t)) for t in uniq]
+        rel = token_table(ref, ctx)
+        if rel is not None:
+            preds = [tokens_mod.token_pred(rel, t) for t in uniq]
+        else:
+            preds = [any_value(ref, lambda x, t=t: text.match_sql(x, text.token_regex(t), t)) for t in uniq]
         operator = str(opts.get("operator", "or")).lower()
         if operator not in ("or", "and"):
             raise parsing_exception(f"[match] query does not support operator [{operator}]")
@@ -61,6 +74,9 @@ def phrase_one(ref: FieldRef, query: Any, ctx: Ctx, boost: float, slop: int, pre
         tokens = text.tokenize(as_string(query))
         if not tokens:
             return Compiled(FALSE, "0.0")
+        rel = token_table(ref, ctx)
+        if rel is not None and not prefix and 0 <= slop < tokens_mod.VALUE_GAP // 2:
+            return scored(tokens_mod.phrase_pred(rel, tokens, slop), boost)
         pattern = text.phrase_regex(tokens, slop, prefix_last=prefix)
         longest = max(tokens, key=len)
         return scored(any_value(ref, lambda x: text.match_sql(x, pattern, longest)), boost)

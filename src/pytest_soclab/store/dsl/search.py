@@ -116,7 +116,7 @@ def search(engine: Engine, index: str, body: dict[str, Any] | None) -> dict[str,
     now = engine.now()
     plans: list[Plan] = []
     for info in infos:
-        ctx = Ctx(info, now)
+        ctx = Ctx(info, now, tokens=engine.token_relations(info))
         compiled = compile_query(body.get("query"), ctx, scoring)
         where = compiled.where
         plans.append(Plan(info, engine.relation(info), where, compiled.score, ctx))
@@ -201,27 +201,6 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
     # One query fetches the documents too when the indices agree on column types (a second
     # lookup by document number costs more than carrying the columns through the top-N).
     doc_cols = _doc_columns(plans) if (want_source or field_patterns) and counted is None else []
-    single_phase = doc_cols is not None
-    selects = []
-    for pos, (plan, p) in enumerate(zip(plans, post)):
-        cols = [f"{pos} AS __i", f"{ident(DOC_COL)} AS __d", f"({plan.score if scoring else '0.0'})::DOUBLE AS __s"]
-        for k, (key, fam) in enumerate(zip(keys, families)):
-            if key.kind == "field":
-                raw, _ = field_sort_expr(plan, key)
-                if raw == "NULL":
-                    raw = {"num": "NULL::DOUBLE", "str": "NULL::VARCHAR", "ts": "NULL::TIMESTAMP", "ip": "NULL::UHUGEINT"}[fam]
-                if fam == "num":
-                    raw = f"({raw})::DOUBLE"
-                cols.append(f"{raw} AS __r{k}")
-            elif key.kind == "index":
-                cols.append(f"{string(plan.info.concrete)} AS __r{k}")
-        cols.append(f"{ident(ID_COL)} AS __id")
-        if single_phase:
-            for path, sql_type in doc_cols or []:
-                cols.append(ident(path) if path in plan.info.fields else f"NULL::{sql_type} AS {ident(path)}")
-        selects.append(f"SELECT {', '.join(cols)} FROM {plan.rel} WHERE {filtered(plan, p, min_score)}")
-    union = " UNION ALL ".join(selects)
-
     order_exprs: list[str] = []
     sortable: list[str] = []
     # every match scoring the same constant: index order alone decides, and the top-N can stop early
@@ -253,6 +232,31 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
     if len(plans) == 1 and all(o.startswith(("__i ", "__d ")) for o in order_exprs) and not where_after:
         # one index, nothing but index order: rows come in storage order, so LIMIT stops early
         order_sql = ""
+    # ...but not when a top-N must sort wide documents (a Sysmon event has 160 columns): then the
+    # sort carries only the keys, and the documents of the page are fetched by number.
+    if doc_cols and order_sql and len(doc_cols) > WIDE_DOCUMENT_COLUMNS:
+        doc_cols = None
+    single_phase = doc_cols is not None
+    selects = []
+    for pos, (plan, p) in enumerate(zip(plans, post)):
+        cols = [f"{pos} AS __i", f"{ident(DOC_COL)} AS __d", f"({plan.score if scoring else '0.0'})::DOUBLE AS __s"]
+        for k, (key, fam) in enumerate(zip(keys, families)):
+            if key.kind == "field":
+                raw, _ = field_sort_expr(plan, key)
+                if raw == "NULL":
+                    raw = {"num": "NULL::DOUBLE", "str": "NULL::VARCHAR", "ts": "NULL::TIMESTAMP", "ip": "NULL::UHUGEINT"}[fam]
+                if fam == "num":
+                    raw = f"({raw})::DOUBLE"
+                cols.append(f"{raw} AS __r{k}")
+            elif key.kind == "index":
+                cols.append(f"{string(plan.info.concrete)} AS __r{k}")
+        cols.append(f"{ident(ID_COL)} AS __id")
+        if single_phase:
+            for path, sql_type in doc_cols or []:
+                cols.append(ident(path) if path in plan.info.fields else f"NULL::{sql_type} AS {ident(path)}")
+        selects.append(f"SELECT {', '.join(cols)} FROM {plan.rel} WHERE {filtered(plan, p, min_score)}")
+    union = " UNION ALL ".join(selects)
+
     top = f"SELECT * FROM {{src}} {where_after} {order_sql}LIMIT {size} OFFSET {offset}"
     if counted is None:
         rows = engine.query(top.format(src=f"({union})"))
@@ -306,6 +310,8 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
         hits.append(hit)
     return hits, max_hit
 
+
+WIDE_DOCUMENT_COLUMNS = 64
 
 # predicates costly enough per row that scanning twice (count, then hits) shows
 _EXPENSIVE = re.compile(r"regexp_|LIKE|contains\(|starts_with|ends_with|list_filter|list_contains|list_has_any|damerau")

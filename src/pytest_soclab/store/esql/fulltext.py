@@ -69,7 +69,7 @@ def _const_value(st: State, node: A.Node) -> Any:
 
 
 def fulltext_sql(st: State, info: IndexInfo, dsl: Any) -> str:
-    return compile_query(dsl, DslCtx(info, st.engine.now()), False).where
+    return compile_query(dsl, DslCtx(info, st.engine.now(), tokens=st.engine.token_relations(info)), False).where
 
 
 def score_sql(st: State, info: IndexInfo, ft: dict[int, tuple[str, Any]]) -> str:
@@ -77,7 +77,7 @@ def score_sql(st: State, info: IndexInfo, ft: dict[int, tuple[str, Any]]) -> str
         return "0.0"
     parts = []
     for _, (_, dsl) in ft.items():
-        c = compile_query(dsl, DslCtx(info, st.engine.now()), True)
+        c = compile_query(dsl, DslCtx(info, st.engine.now(), tokens=st.engine.token_relations(info)), True)
         parts.append(f"CASE WHEN {c.where} THEN {c.score} ELSE 0 END")
     return " + ".join(parts)
 
