@@ -170,3 +170,20 @@ def test_errors(backend: EmbeddedBackend, body: dict[str, Any], status: int, ety
 def test_unmapped_field_matches_nothing(backend: EmbeddedBackend) -> None:
     assert ids(q(backend, {"term": {"no.such.field": "x"}})) == []
     assert ids(q(backend, {"bool": {"must_not": [{"term": {"no.such.field": "x"}}]}}))
+
+
+@pytest.mark.parametrize("expr, value", [("1.0", 1.0), ("(((1.0) + (1.0)) * 2.0)::DOUBLE", 4.0), ("-0.5 * 2", -1.0),
+                                         ("(1.0) + x", None), ("1.0 / 0", None), ("CASE WHEN a THEN 1 END", None)])
+def test_constant_scores_are_folded_only_when_they_are_arithmetic(expr: str, value: float | None) -> None:
+    from pytest_soclab.store.dsl.search import _fold
+
+    assert _fold(expr.replace("::DOUBLE", "")) == value
+
+
+def test_a_required_should_clause_scores_as_before(backend) -> None:
+    # one should clause is required by the query: its score is its own, without testing it twice
+    alone = backend.es_search(NOTES, {"query": {"bool": {"should": [{"match": {"body": "fox"}}]}}})
+    both = backend.es_search(NOTES, {"query": {"bool": {"should": [{"match": {"body": "fox"}},
+                                                                  {"match": {"body": "nomatchword"}}]}}})  # fmt: skip
+    assert [(h["_id"], h["_score"]) for h in alone["hits"]["hits"]] == [(h["_id"], h["_score"]) for h in both["hits"]["hits"]]
+    assert alone["hits"]["hits"] and all(h["_score"] == 1.0 for h in alone["hits"]["hits"])

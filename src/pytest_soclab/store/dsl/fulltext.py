@@ -46,6 +46,9 @@ def match_one(ref: FieldRef, query: Any, opts: dict[str, Any], ctx: Ctx, boost: 
             need = max(1, min_should_match(opts["minimum_should_match"], len(uniq)))
         count = " + ".join(f"coalesce({p}, FALSE)::INTEGER" for p in preds)
         where = and_(preds) if need >= len(uniq) else (or_(preds) if need <= 1 else f"({count}) >= {need}")
+        if need >= len(uniq):
+            # every match holds every term: the same score for all, which lets the top-N stop early
+            return scored(where, len(uniq) * boost)
         return Compiled(where, f"({count})::DOUBLE * {boost!r}")
     try:
         return scored(equals(ref, [query], ctx), boost)

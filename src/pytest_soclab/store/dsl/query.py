@@ -116,7 +116,10 @@ def _bool_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
         else:
             parts.append("(" + " + ".join(f"coalesce({c.where}, FALSE)::INTEGER" for c in should) + f") >= {need}")
     where = and_(parts)
-    scores = [c.score for c in must] + [f"CASE WHEN {c.where} THEN {c.score} ELSE 0 END" for c in should]
+    # should clauses that `where` requires (all of them needed) score without testing them again
+    required = need >= len(should) > 0
+    scores = [c.score for c in must] + [c.score if required else f"CASE WHEN {c.where} THEN {c.score} ELSE 0 END"
+                                        for c in should]  # fmt: skip
     if not must and not should:
         score = "0.0" if (filt or must_not) else "1.0"
     else:

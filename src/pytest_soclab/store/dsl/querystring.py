@@ -345,7 +345,10 @@ class _Compiler:
         if not parts:
             return (FALSE, "0.0") if not g.clauses else (TRUE, "1.0")
         where = and_(parts)
-        scores = [s for _, s in must] + [f"CASE WHEN {w} THEN {s} ELSE 0 END" for w, s in should]
+        # a lone should clause is required by `where`: its score needs no test (a second one would
+        # evaluate its predicate again: for a token lookup, a second semi-join per row)
+        required = len(should) == 1 and not must
+        scores = [s for _, s in must] + [s if required else f"CASE WHEN {w} THEN {s} ELSE 0 END" for w, s in should]
         score = " + ".join(f"({s})" for s in scores) if scores else "1.0"
         return where, f"(({score}) * {g.boost!r})"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import time
 from typing import Any
@@ -315,18 +316,45 @@ WIDE_DOCUMENT_COLUMNS = 64
 
 # predicates costly enough per row that scanning twice (count, then hits) shows
 _EXPENSIVE = re.compile(r"regexp_|LIKE|contains\(|starts_with|ends_with|list_filter|list_contains|list_has_any|damerau")
-_CONST = re.compile(r"^\(*\s*(-?\d+(?:\.\d*)?(?:e[+-]?\d+)?)\s*\)*(?:::DOUBLE)?\)*$")
+_ARITHMETIC = re.compile(r"[\d.\s()+*eE-]+")
 
 
 def _constant_score(plans: list[Plan]) -> float | None:
-    """The score every match gets, when the query makes it a constant."""
+    """The score every match gets, when the query makes it a constant (boosts and sums of
+    constants, as compound queries build them: `((1.0) + (1.0)) * 2.0`)."""
     values = set()
     for plan in plans:
-        m = _CONST.match(plan.score.strip())
-        if not m:
+        value = _fold(plan.score.replace("::DOUBLE", ""))
+        if value is None:
             return None
-        values.add(float(m.group(1)))
+        values.add(value)
     return values.pop() if len(values) == 1 else None
+
+
+def _fold(expr: str) -> float | None:
+    if not _ARITHMETIC.fullmatch(expr):
+        return None
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+    def ev(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return float(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            a, b = ev(node.left), ev(node.right)
+            return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
+        raise ValueError("not arithmetic")
+
+    try:
+        return ev(tree)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _doc_columns(plans: list[Plan]) -> list[tuple[str, str]] | None:
