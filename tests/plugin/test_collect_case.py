@@ -35,3 +35,11 @@ def test_a_valid_scenario_collects(pytester: pytest.Pytester, soclab_cache: Path
     result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*2 tests collected*"])
+
+
+def test_a_case_the_corpus_does_not_hold_is_a_collection_error(pytester: pytest.Pytester, soclab_cache: Path) -> None:
+    make_project(pytester, soclab_cache, atk=ATK.replace("case: case-02-web-implant", "case: case-99-nowhere"), ben=None)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*scenarios/ATK-901.yaml: case: no case 'case-99-nowhere' in *(cases: *case-02-web-implant*"])
+    assert "ERROR at setup" not in result.stdout.str()

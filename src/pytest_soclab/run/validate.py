@@ -245,6 +245,14 @@ class Validator:
         out = [Problem(shown, f, m) for f, m in semantic_problems(spec, self.suite, self.registry)]
         return out + self.case_problems(spec, shown)
 
+    def unknown_case(self, spec: Spec, shown: str) -> Problem | None:
+        """The file names a case the corpus does not hold (a case that holds but does not load is
+        its own file's error, reported where it is built)."""
+        if (self.corpus_dir / spec.case / "case.yaml").is_file():
+            return None
+        info = self.case(spec.case)
+        return Problem(shown, "source_case" if isinstance(spec, Task) else "case", info) if isinstance(info, str) else None
+
     def case_problems(self, spec: Spec, shown: str, *, missing_case: bool = True) -> list[Problem]:
         """What the file says that cannot be true of its case; `missing_case=False` leaves a case
         that does not exist (or does not load) unreported."""
