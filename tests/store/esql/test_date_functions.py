@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from store_testdata import PROC
 
 D = 'TO_DATETIME("2022-05-06T12:01:00.000Z")'
@@ -87,3 +89,35 @@ def test_zero_or_negative_intervals_are_refused(esql_error) -> None:  # type: ig
 def test_negative_spans_in_arithmetic(esql) -> None:  # type: ignore[no-untyped-def]
     _, rows = esql('ROW d = TO_DATETIME("2024-05-01T10:00:00Z") | EVAL a = d + (0 year - 1 year), b = d - (1 hour - 3 hours)')
     assert rows[0][1:] == ["2023-05-01T10:00:00.000Z", "2024-05-01T12:00:00.000Z"]
+
+
+@pytest.mark.parametrize("n, lo, hi, span", [
+    (20, "1985-01-01T00:00:00Z", "1986-01-01T00:00:00Z", (1, "month")),   # the reference: monthly buckets
+    (100, "1985-01-01T00:00:00Z", "1986-01-01T00:00:00Z", (1, "week")),   # ... and weekly ones for 100
+    (10, "1985-01-01T00:00:00Z", "1986-01-01T00:00:00Z", (1, "year")),    # too few for months: a year
+    (24, "2024-05-01T00:00:00Z", "2024-05-02T00:00:00Z", (1, "hour")),
+    (23, "2024-05-01T00:00:00Z", "2024-05-02T00:00:00Z", (3, "hour")),
+    (3, "2024-05-01T00:00:00Z", "2024-05-01T00:00:10Z", (5, "second")),
+    (10, "2024-05-01T00:00:00Z", "2024-05-01T00:00:01Z", (100, "millisecond")),
+    # weeks are counted from the Monday before `from`: 1985-01-01 was a Tuesday, so 4 weeks end on 1985-01-28
+    (4, "1985-01-01T00:00:00Z", "1985-01-28T00:00:00Z", (1, "week")),
+    (4, "1985-01-01T00:00:00Z", "1985-01-28T00:00:01Z", (1, "month")),  # one second more: weeks fail, months do
+])  # fmt: skip
+def test_bucket_picks_the_rounding_as_elasticsearch_does(n: int, lo: str, hi: str, span: tuple[int, str]) -> None:
+    from pytest_soclab.store.esql.bucket import _pick_date_span
+    from pytest_soclab.store.layout import parse_date_ms
+
+    assert _pick_date_span(n, parse_date_ms(lo), parse_date_ms(hi)) == span
+
+
+@pytest.mark.parametrize("n, lo, hi, step", [(20, 25324, 74999, 5000.0), (10, 0, 100, 10.0), (10, 0, 40, 5.0),
+                                             (3, 0, 1, 0.5), (7, 0, 1000, 500.0)])  # fmt: skip
+def test_numeric_bucket_span_is_a_power_of_ten_or_its_half(n: int, lo: float, hi: float, step: float) -> None:
+    from pytest_soclab.store.esql.bucket import _nice_step
+
+    assert _nice_step((hi - lo) / n) == step
+
+
+def test_numeric_bucket_through_a_query(esql) -> None:  # type: ignore[no-untyped-def]
+    _, rows = esql(f"FROM {PROC} | STATS c = COUNT(*) BY b = BUCKET(process.pid, 20, 0, 100000) | SORT b")
+    assert rows and all(r[1] % 5000 == 0 for r in rows)

@@ -13,12 +13,15 @@ from .functions import trunc_sql
 from .types import is_numeric
 
 
-_DATE_SPANS: list[tuple[int, str, int]] = [
-    (1, "millisecond", 1), (1, "second", 1_000), (10, "second", 10_000), (30, "second", 30_000),
-    (1, "minute", 60_000), (5, "minute", 300_000), (10, "minute", 600_000), (30, "minute", 1_800_000),
-    (1, "hour", 3_600_000), (3, "hour", 10_800_000), (12, "hour", 43_200_000), (1, "day", 86_400_000),
-    (1, "week", 604_800_000), (1, "month", 2_629_746_000), (3, "month", 7_889_238_000), (1, "year", 31_556_952_000),
+# Elasticsearch's "human" date roundings, coarsest first (below a month, fixed spans from the epoch);
+# a range too long for monthly buckets gets yearly ones.
+_HUMAN_SPANS: list[tuple[int, str]] = [
+    (1, "month"), (1, "week"), (1, "day"), (12, "hour"), (3, "hour"), (1, "hour"), (30, "minute"), (10, "minute"),
+    (5, "minute"), (1, "minute"), (30, "second"), (10, "second"), (5, "second"), (1, "second"),
+    (100, "millisecond"), (50, "millisecond"), (10, "millisecond"), (1, "millisecond"),
 ]  # fmt: skip
+_UNIT_MS = {"week": 604_800_000, "day": 86_400_000, "hour": 3_600_000, "minute": 60_000, "second": 1_000, "millisecond": 1}
+_MONDAY_MS = -259_200_000  # 1969-12-29, the Monday weeks are counted from
 
 
 def bucket(ctx: Ctx, node: A.Call, compile_arg: Compile) -> TE:
@@ -74,19 +77,35 @@ def _const_date(te: TE) -> int | None:
 
 
 def _pick_date_span(n: int, lo: int, hi: int) -> tuple[int, str]:
-    width = max(hi - lo, 1)
-    for count, unit, ms in _DATE_SPANS:
-        if width / ms <= n:
-            return count, unit
-    return 1, "year"
+    """The finest human rounding, going down from a month, whose buckets from the one holding `lo`
+    reach `hi` in at most `n` steps (the first that does not ends the search)."""
+    chosen = (1, "year")
+    for span in _HUMAN_SPANS:
+        if not _reaches(span, n, lo, hi):
+            break
+        chosen = span
+    return chosen
+
+
+def _reaches(span: tuple[int, str], n: int, lo: int, hi: int) -> bool:
+    count, unit = span
+    if unit == "month":
+        start = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=lo)
+        months = start.year * 12 + start.month - 1
+        # stepping n months from the month holding `lo` must get to `hi`
+        end_months = months + n
+        end = dt.datetime(end_months // 12, end_months % 12 + 1, 1) if 1 <= end_months // 12 <= 9999 else None
+        return end is None or datetime_to_ms(end) >= hi
+    step = count * _UNIT_MS[unit]
+    origin = _MONDAY_MS if unit == "week" else 0
+    first = lo - (lo - origin) % step
+    return first + n * step >= hi
 
 
 def _nice_step(rough: float) -> float:
+    """Elasticsearch's numeric span for a target count: the power of ten at or above the exact span,
+    or half of it when the exact span is below that half."""
     if rough <= 0 or not math.isfinite(rough):
         return 1.0
-    mag = 10 ** math.floor(math.log10(rough))
-    for m in (1, 2, 2.5, 5, 10):
-        if m * mag >= rough:
-            return float(m * mag)
-    return float(10 * mag)
-
+    power = 10 ** math.ceil(math.log10(rough))
+    return float(power / 2 if rough < power / 2 else power)
