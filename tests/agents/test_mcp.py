@@ -199,3 +199,42 @@ def test_cli_refuses_a_non_loopback_host(capsys):
 
     assert main(["mcp", "--case", "case-x", "--transport", "http", "--host", "0.0.0.0"]) == 2
     assert "listens on loopback only" in capsys.readouterr().err
+
+
+def test_stdio_answers_malformed_messages_and_goes_on() -> None:
+    """JSON-RPC's own errors for lines that are not messages (id null); the session survives them."""
+    import subprocess
+
+    code = CLI_WITH_FAKE_CASE.format(here=str(HERE), trigger=json.dumps(TRIGGER))
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    lines = [
+        json.dumps(init),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        "{not json",
+        json.dumps({"jsonrpc": "1.0", "id": 2, "method": "tools/list"}),
+        '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": ' + "[" * 50_000 + "]" * 50_000 + "}",
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "rm_rf", "arguments": {}}}),
+        json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}),
+    ]
+    proc = subprocess.Popen([sys.executable, "-c", code, "mcp", "--case", "case-x"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("\n".join(lines) + "\n")
+    proc.stdin.flush()
+    answers: list[dict] = []
+    deadline = time.monotonic() + 60
+    # stdin stays open until the last request is answered: at end of input the SDK ends the session
+    while not any(a.get("id") == 5 for a in answers) and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        answers.append(json.loads(line))
+    proc.stdin.close()
+    stderr = proc.stderr.read() if proc.wait(30) is not None and proc.stderr else ""
+    errors = [(a["id"], a["error"]["code"]) for a in answers if "error" in a]
+    assert errors == [(None, -32700), (None, -32600), (None, -32700)]
+    by_id = {a["id"]: a for a in answers if a.get("id") is not None}
+    assert by_id[4]["result"]["isError"] and "unknown tool [rm_rf]" in by_id[4]["result"]["content"][0]["text"]
+    assert "esql_query" in [t["name"] for t in by_id[5]["result"]["tools"]]
+    assert "Traceback" not in stderr

@@ -165,10 +165,44 @@ def _version() -> str:
 
 
 async def serve_stdio(server: Any) -> None:
-    """Serve one client on this process's stdin/stdout until it disconnects."""
+    """Serve one client on this process's stdin/stdout until it disconnects.
+
+    A line that is not JSON, or not a JSON-RPC message, is answered with JSON-RPC's error (-32700
+    parse error, -32600 invalid request, id null) and the session goes on: the SDK alone drops
+    such lines without a word, and a client waits for an answer that never comes."""
+    import anyio
+
     stdio = importlib.import_module("mcp.server.stdio")
+    streams = importlib.import_module("mcp.shared._context_streams")
+    message = importlib.import_module("mcp.shared.message")
+    types = importlib.import_module("mcp_types")
     async with stdio.stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        inner_writer, inner_reader = streams.create_context_streams[Any](0)
+
+        async def screen() -> None:
+            async with inner_writer:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        await write_stream.send(message.SessionMessage(_protocol_error(types, item)))
+                    else:
+                        await inner_writer.send(item)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(screen)
+            await server.run(inner_reader, write_stream, server.create_initialization_options())
+            tg.cancel_scope.cancel()
+
+
+def _protocol_error(types: Any, exc: Exception) -> Any:
+    errors = getattr(exc, "errors", None)
+    kinds = {e.get("type") for e in errors()} if callable(errors) else set()
+    if "json_invalid" in kinds:
+        code, text = types.PARSE_ERROR, "Parse error"
+    else:
+        code, text = types.INVALID_REQUEST, "Invalid Request"
+    # what was wrong, not the line itself (which may be megabytes)
+    detail = "; ".join(str(e.get("msg", "")) for e in errors()[:3]) if callable(errors) else type(exc).__name__
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=text, data=detail))
 
 
 def check_loopback(host: str) -> None:
