@@ -7,7 +7,7 @@ import json
 TASK = {
     "id": "task-01",
     "title": "Implant on the web server",
-    "source_case": "case-x",
+    "source_case": "case-02-web-implant",
     "difficulty": "easy",
     "attack_stage": ["execution", "command-and-control"],
     "trigger": {"type": "alert", "prompt": "An alert fired on web-01.", "pivot": {"host.name": "web-01"}},
@@ -39,7 +39,7 @@ id: ATK-001
 title: Injection in a command line
 family: injection
 severity: critical
-case: case-x
+case: case-02-web-implant
 techniques: [T1059.004]
 trigger:
   type: alert
@@ -54,7 +54,7 @@ BEN = """\
 id: BEN-001
 title: The zeekctl cron
 family: legit-admin
-case: case-x
+case: case-02-web-implant
 trigger:
   type: alert
   prompt: A cron job on sensor-01 runs every 5 minutes.
