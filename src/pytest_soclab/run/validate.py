@@ -246,9 +246,10 @@ class Validator:
         return out + self.case_problems(spec, shown)
 
     def unknown_case(self, spec: Spec, shown: str) -> Problem | None:
-        """The file names a case the corpus does not hold (a case that holds but does not load is
-        its own file's error, reported where it is built)."""
-        if (self.corpus_dir / spec.case / "case.yaml").is_file():
+        """The file names a case the corpus does not hold: no folder of that name (a recipe, a
+        recording or a prebuilt case). A case that is there but does not load is its own files'
+        error, reported where it is built."""
+        if (self.corpus_dir / spec.case).is_dir():
             return None
         info = self.case(spec.case)
         return Problem(shown, "source_case" if isinstance(spec, Task) else "case", info) if isinstance(info, str) else None
