@@ -21,6 +21,7 @@ from pydantic import Field, field_validator
 from pytest_soclab.corpus.recipe import AlertSpec, WindowSpec, _check_ip
 from pytest_soclab.errors import ScenarioFileError, SoclabError
 from pytest_soclab.models import Estate, Host, Strict, User, parse_text, validate
+from pytest_soclab.models.fields import field_value
 
 # Bump when the documents built from the same recording change: it is part of the cache key.
 RECORDED_VERSION = "2"
@@ -110,18 +111,9 @@ def load_recorded(case_dir: Path) -> RecordedCase:
     return validate(RecordedCase, parse_text(text, path), path, text)
 
 
-def get_path(doc: dict[str, Any], dotted: str) -> Any:
-    cur: Any = doc
-    for part in dotted.split("."):
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(part)
-    return cur
-
-
 def matches(doc: dict[str, Any], match: dict[str, str | int]) -> bool:
     for field, want in match.items():
-        got = get_path(doc, field)
+        got = field_value(doc, field)
         values = got if isinstance(got, list) else [got]
         if not any(v is not None and str(v) == str(want) for v in values):
             return False

@@ -115,3 +115,13 @@ NON_ECS_FIELDS: dict[str, dict[str, Any]] = {
 def field_definitions() -> dict[str, dict[str, Any]]:
     """ECS definitions plus the integration and alert fields the corpus uses."""
     return {**ecs_fields(), **NON_ECS_FIELDS}
+
+
+def field_value(doc: dict[str, Any], dotted: str) -> Any:
+    """The value at a dotted field path of a nested document (`host.name`), or None."""
+    cur: Any = doc
+    for part in dotted.split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur

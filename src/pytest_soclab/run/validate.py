@@ -36,6 +36,7 @@ from pytest_soclab.models import ActionRef, Estate
 from pytest_soclab.models import AttackScenario, BenignScenario, OracleSpec
 from pytest_soclab.models import Suite
 from pytest_soclab.models import Task
+from pytest_soclab.models.fields import field_value
 from pytest_soclab.run.oracles import Predicate, check_spec
 
 DEFAULT_SCALE = 0.05
@@ -385,11 +386,11 @@ class _Checks:
         rule = pivot.get("alert_rule")
         if trig.type == "alert" and rule and self.documents:
             alerts = self.info.alerts + [d for idx, d in self.planted if idx == ALERTS]
-            named = [a for a in alerts if _get(a, "kibana.alert.rule.name") == rule]
+            named = [a for a in alerts if field_value(a, "kibana.alert.rule.name") == rule]
             if not named:
                 self.add("trigger.pivot.alert_rule", f"no alert {rule!r} fired in case {self.spec.case}")
-            elif host and not any(_get(a, "host.name") == host for a in named):
-                on = sorted({str(_get(a, "host.name")) for a in named})
+            elif host and not any(field_value(a, "host.name") == host for a in named):
+                on = sorted({str(field_value(a, "host.name")) for a in named})
                 self.add(
                     "trigger.pivot.alert_rule",
                     f"alert {rule!r} never fired on {host} (it fired on {', '.join(on)})",
@@ -547,26 +548,26 @@ def doc_problems(index: str, doc: dict[str, Any], info: CaseInfo | None = None) 
                 )
     ds = dataset_of(index)
     for key in ("data_stream.dataset", "event.dataset"):
-        got = _get(doc, key)
+        got = field_value(doc, key)
         if key == "event.dataset" and index == ALERTS:
             continue
         if got is not None and got != ds:
             out.append((key, f"{got!r}, but the document is in {index} (dataset {ds!r})"))
-    kind = _get(doc, "event.kind")
+    kind = field_value(doc, "event.kind")
     want = next((k for prefix, k in _EVENT_KIND.items() if index.startswith(prefix)), "event")
     if kind is not None and kind != want:
         out.append(("event.kind", f"{kind!r}, but {index} documents have event.kind {want!r}"))
     if index == ALERTS:
         for key in ("kibana.alert.rule.name", "kibana.alert.severity"):
-            if _get(doc, key) is None:
+            if field_value(doc, key) is None:
                 out.append((key, "a detection alert needs it"))
     if info is not None:
-        ts = _parse_time(_get(doc, "@timestamp"))
+        ts = _parse_time(field_value(doc, "@timestamp"))
         start, end = info.window
         if ts is None:
             out.append(("@timestamp", "missing or not an RFC 3339 time"))
         elif not (start <= ts <= end):
-            out.append(("@timestamp", f"{_get(doc, '@timestamp')} is outside the case window"))
+            out.append(("@timestamp", f"{field_value(doc, '@timestamp')} is outside the case window"))
         nets = info.internal_networks()
         for name, value in leaves(doc):
             if name.endswith((".ip", "related.ip")) and not name.startswith("threat."):
@@ -603,18 +604,6 @@ def leaves(doc: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
         else:
             out.append((key, v))
     return out
-
-
-def _get(doc: dict[str, Any], dotted: str) -> Any:
-    cur: Any = doc
-    for part in dotted.split("."):
-        if not isinstance(cur, dict):
-            return None
-        if part in cur:
-            cur = cur[part]
-        else:
-            return None
-    return cur
 
 
 def value_fits_type(ftype: str, value: Any) -> bool:
