@@ -7,6 +7,8 @@ import ipaddress
 import re
 from typing import Any
 
+from pytest_soclab.models.fields import field_value as get  # the importers read fields by dotted path
+
 ECS_VERSION = "8.11.0"  # the version the generated cases declare, so both kinds of case agree
 
 Doc = dict[str, Any]
@@ -32,15 +34,6 @@ def put(doc: Doc, dotted: str, value: Any) -> None:
             node[key] = child
         node = child
     node[last] = value
-
-
-def get(doc: Doc, dotted: str) -> Any:
-    node: Any = doc
-    for key in dotted.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
 
 
 def append_unique(doc: Doc, dotted: str, *values: Any) -> None:
