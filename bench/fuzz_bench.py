@@ -1,7 +1,10 @@
 """The long fuzz run of `soclab serve` (issue 19): counts per request class and outcome, p99
 latency and the server's peak RSS.
 
-    PYTHONPATH=src python bench/fuzz_bench.py [--requests 2400] [--seed 19] [--timeout 10]
+    PYTHONPATH=src python bench/fuzz_bench.py [--requests 2400] [--seed 19] [--timeout 10] [--case CASE]
+
+The store is the small hostile one of tests/fuzz (CR/LF, NUL and non-ASCII planted in its values),
+or with --case a case of ./corpus (built and cached under .soclab-cache on first use).
 
 The server runs in a child process (address space capped by --mem-limit-mb, so a runaway query
 fails there instead of taking the machine); a child that dies, or stops answering, is restarted
@@ -34,7 +37,7 @@ SERVER = r"""
 import sys, inspect, datetime as dt
 from pytest_soclab.store.embedded import EmbeddedBackend
 from pytest_soclab.store import http
-backend = EmbeddedBackend.open(sys.argv[1], now=dt.datetime(2024, 5, 2, 12, 30))
+backend = EmbeddedBackend.open(sys.argv[1], now=dt.datetime.fromisoformat(sys.argv[3]))
 kw = {}
 if hasattr(http, "ServeLimits"):
     kw["limits"] = http.ServeLimits(request_timeout=float(sys.argv[2]))
@@ -45,8 +48,8 @@ server.serve_forever(poll_interval=0.1)
 
 
 class Child:
-    def __init__(self, store: Path, mem_mb: int, deadline: float):
-        self.store, self.mem_mb, self.deadline = store, mem_mb, deadline
+    def __init__(self, store: Path, now: str, mem_mb: int, deadline: float):
+        self.store, self.now, self.mem_mb, self.deadline = store, now, mem_mb, deadline
         self.proc: subprocess.Popen[str] | None = None
         self.port = 0
         self.peak_kb = 0
@@ -58,7 +61,7 @@ class Child:
         def cap() -> None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-        self.proc = subprocess.Popen([sys.executable, "-c", SERVER, str(self.store), str(self.deadline)],
+        self.proc = subprocess.Popen([sys.executable, "-c", SERVER, str(self.store), str(self.deadline), self.now],
                                      stdout=subprocess.PIPE, text=True, preexec_fn=cap)  # fmt: skip
         self.port = int(self.proc.stdout.readline())  # type: ignore[union-attr]
 
@@ -88,6 +91,22 @@ class Child:
             self.proc.wait(10)
 
 
+def _store(case: str | None, tmp: Path) -> tuple[Path, str]:
+    """(store file, its `now`): the hostile fuzz store, or a corpus case's cached build."""
+    if case is None:
+        from pytest_soclab.store.embedded import build_database
+
+        store = tmp / "fuzz.duckdb"
+        build_database(DOCS, store)
+        return store, "2024-05-02T12:30:00"
+    from pytest_soclab.sim.cases import CaseLibrary
+
+    built = CaseLibrary(Path("corpus"), Path(".soclab-cache")).get(case)
+    assert built.db_path is not None, f"case {case} has no built store"
+    now = built.now()
+    return built.db_path, (now.isoformat() if now is not None else "2024-05-02T12:30:00")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--requests", type=int, default=2400)
@@ -96,14 +115,12 @@ def main() -> int:
     ap.add_argument("--slow", type=float, default=2.0, help="an answer after this many seconds is slow")
     ap.add_argument("--deadline", type=float, default=5.0, help="the server's per-request deadline (s), when it has one")
     ap.add_argument("--mem-limit-mb", type=int, default=3072)
+    ap.add_argument("--case", default=None, help="serve this case of ./corpus instead of the small hostile store")
     args = ap.parse_args()
 
-    from pytest_soclab.store.embedded import build_database
-
     with tempfile.TemporaryDirectory() as tmp:
-        store = Path(tmp) / "fuzz.duckdb"
-        build_database(DOCS, store)
-        child = Child(store, args.mem_limit_mb, args.deadline)
+        store, now = _store(args.case, Path(tmp))
+        child = Child(store, now, args.mem_limit_mb, args.deadline)
         child.start()
         counts: dict[str, Counter[str]] = {c: Counter() for c in CLASSES}
         latencies: list[float] = []
@@ -134,6 +151,7 @@ def main() -> int:
             child.stop()
         wall = time.perf_counter() - started
     outcomes = ["ok", "4xx", "5xx", "bad_shape", "dropped", "slow", "killed"]
+    print(f"store: {args.case or 'the hostile fuzz store'}")
     print(f"{done} requests, seed {args.seed}, {wall:.0f} s; server restarts {child.restarts}")
     print(f"{'class':14}" + "".join(f"{o:>10}" for o in outcomes))
     for cls, c in counts.items():

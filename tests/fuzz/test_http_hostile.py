@@ -155,23 +155,6 @@ def test_optional_auth(fuzz_store: Path) -> None:
         next(gen, None)
 
 
-def test_deadline_interrupts_the_duckdb_work(fuzz_backend: EmbeddedBackend) -> None:
-    import time
-
-    from pytest_soclab.errors import EsError
-    from pytest_soclab.store.http import deadline
-
-    fork = fuzz_backend.fork()
-    assert fork is not fuzz_backend  # a cursor of its own: the interrupt reaches this request only
-    started = time.perf_counter()
-    with pytest.raises(EsError) as err, deadline(fork, 0.3):
-        fork.engine.query("SELECT sum(a.range * b.range) FROM range(200000) a, range(200000) b")
-    assert err.value.status == 400 and err.value.type == "task_cancelled_exception"
-    assert time.perf_counter() - started < 10
-    fork.close()
-    assert fuzz_backend.esql_query("ROW a = 1")["values"] == [[1]]  # the store itself is unharmed
-
-
 def test_requests_beyond_the_queue_get_429(fuzz_store: Path) -> None:
     gen = _serve(fuzz_store, limits=ServeLimits(max_queued=1))
     port = next(gen)

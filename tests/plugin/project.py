@@ -48,6 +48,18 @@ def spender(trigger, tools):
         except Exception:
             return "stopped"
 
+def runaway(trigger, tools):
+    """One query of minutes (2.5e11 rows to count), then an ordinary one: the agent goes on."""
+    q = ('ROW a = 1 | EVAL s = SPLIT(REPEAT("x,", 500000), ",") | MV_EXPAND s'
+         ' | EVAL t = SPLIT(REPEAT("y,", 500000), ",") | MV_EXPAND t | STATS c = COUNT(*)')
+    try:
+        tools.call("esql_query", query=q)
+        got = "answered"
+    except Exception as exc:
+        got = getattr(exc, "type", type(exc).__name__)
+    tools.call("esql_query", query="ROW a = 1")
+    return f"the long query: {got}"
+
 def malformed(trigger, tools):
     return 42
 

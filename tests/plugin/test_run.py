@@ -297,3 +297,25 @@ def test_unknown_agent_spec_is_one_clear_error(pytester: pytest.Pytester, soclab
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR  # once, at session start: not one error per item
     result.stderr.fnmatch_lines(["*--soclab-agent=no_such_module:fn: cannot import module 'no_such_module'*"])
+
+
+def test_a_runaway_query_fails_its_call_not_the_item(pytester: pytest.Pytester, soclab_cache: Path) -> None:
+    """--soclab-query-timeout bounds one read call's store work; the agent sees Elasticsearch's
+    task_cancelled_exception as that call's answer and goes on, well within the item's time."""
+    make_project(pytester, soclab_cache, agent="scripted_agents:runaway", ben=None)
+    result, data = _results(pytester, "--soclab-query-timeout=0.5")
+    result.assert_outcomes(passed=1)
+    (item,) = data["items"]
+    assert item["report"].startswith("the long query: task_cancelled_exception")
+    first, second = item["transcript"][:2]
+    assert not first["ok"] and first["tool"] == "esql_query"
+    # a failed call's excerpt is its error body
+    assert "task_cancelled_exception" in first["result_excerpt"] and "--soclab-query-timeout" in first["result_excerpt"]
+    assert second["ok"] and first["duration_ms"] < 10_000
+
+
+def test_the_query_timeout_must_be_positive(pytester: pytest.Pytester, soclab_cache: Path) -> None:
+    make_project(pytester, soclab_cache, agent="scripted_agents:noop", ben=None)
+    result = pytester.runpytest("--soclab-query-timeout=0", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--soclab-query-timeout*must be > 0*"])

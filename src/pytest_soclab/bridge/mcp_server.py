@@ -15,11 +15,13 @@ error body. When `trigger` is given, the server also offers it as the prompt
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import ipaddress
 import json
 import socket
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -89,10 +91,25 @@ def build_server(
             ]
         )
 
+    # Tool calls run in a worker thread, one at a time: a slow query must not stall the event loop
+    # (pings, listings, other sessions), and the simulator serves one call at a time.
+    serial = threading.Lock()
+
+    def answer(name: str, args: dict[str, Any]) -> tuple[bool, Any]:
+        with serial:
+            return answer_call(tools, name, args)
+
     async def call_tool(ctx: Any, params: Any) -> Any:
         args = dict(params.arguments or {})
+        work = asyncio.get_running_loop().run_in_executor(None, answer, params.name, args)
         try:
-            ok, payload = answer_call(tools, params.name, args)
+            ok, payload = await asyncio.shield(work)
+        except asyncio.CancelledError:
+            # the client cancelled the request or went away: stop its store work too
+            stop = getattr(tools, "interrupt", None)
+            if callable(stop):
+                stop()
+            raise
         except Exception as exc:
             if on_fatal is not None:
                 on_fatal(exc)
@@ -220,8 +237,6 @@ def check_loopback(host: str) -> None:
 @contextlib.asynccontextmanager
 async def serving_http(server: Any, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
     """Serve streamable HTTP on host:port (0 = an ephemeral port) while the block runs; yields the URL."""
-    import asyncio
-
     check_loopback(host)
     try:
         uvicorn = importlib.import_module("uvicorn")
@@ -267,8 +282,6 @@ async def serve_http(
     server: Any, host: str = "127.0.0.1", port: int = 0, *, announce: Callable[[str], None] | None = None
 ) -> None:
     """Serve streamable HTTP until cancelled (Ctrl-C)."""
-    import asyncio
-
     async with serving_http(server, host, port) as url:
         if announce is not None:
             announce(url)

@@ -50,7 +50,7 @@ def backend_for(ispec: ItemSpec, case: BuiltCase, live: Any) -> Any:
 def simulator_for(config: pytest.Config, ispec: ItemSpec, case: BuiltCase, backend: Any, guard: Any) -> Simulator:
     settings: Settings = config.stash[keys.settings_key]
     context = scenario_context(ispec, case, settings.max_tool_calls)
-    return standalone.build_simulator(case, context, ispec.mode, backend, guard)
+    return standalone.build_simulator(case, context, ispec.mode, backend, guard, query_timeout=settings.query_timeout)
 
 
 def run_built(config: pytest.Config, ispec: ItemSpec, nodeid: str, sim: Simulator, agent: Any, judge: Any) -> ItemResult:

@@ -31,6 +31,7 @@ OPTIONS: dict[str, tuple[Any, str, type]] = {
     "suite": ("", "suite file (families, gates, levels); default: soclab.yaml in the rootdir if present", str),
     "json": ("", "write the results file (versioned JSON) to this path", str),
     "timeout": (120.0, "seconds an agent may spend on one item", float),
+    "query_timeout": (30.0, "seconds one read tool call's store work may run; past it the call fails with task_cancelled_exception", float),
     "max_tool_calls": (200, "tool-call budget per item (a scenario may set a lower one)", int),
     "es_url": ("", "read a live Elasticsearch cluster instead of the embedded store (or ELASTIC_URL; read-only)", str),
     "es_api_key": ("", "API key for --soclab-es-url (or ELASTIC_API_KEY)", str),
@@ -116,6 +117,7 @@ class Settings:
     concurrency: int = 1  # --soclab-concurrency
     otel_path: Path | None = None  # --soclab-otel
     isolate: bool = False  # in-process agents in a worker process
+    query_timeout: float = 30.0  # --soclab-query-timeout
 
     @property
     def live(self) -> bool:
@@ -167,6 +169,7 @@ def from_config(config: pytest.Config) -> Settings:
     seed = str(_get(config, "seed"))
     try:
         timeout = float(_get(config, "timeout"))
+        query_timeout = float(_get(config, "query_timeout"))
         max_calls = int(_get(config, "max_tool_calls"))
         scale = float(_get(config, "scale"))
         policy_timeout = float(_get(config, "policy_timeout_ms"))
@@ -179,8 +182,10 @@ def from_config(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"--soclab-concurrency must be >= 1, got {concurrency}")
     if variant < 0:
         raise pytest.UsageError("soclab: --soclab-variant must be >= 0")
-    if timeout <= 0 or max_calls <= 0 or scale <= 0:
-        raise pytest.UsageError("soclab: --soclab-timeout, --soclab-max-tool-calls and --soclab-scale must be > 0")
+    if timeout <= 0 or max_calls <= 0 or scale <= 0 or query_timeout <= 0:
+        raise pytest.UsageError(
+            "soclab: --soclab-timeout, --soclab-query-timeout, --soclab-max-tool-calls and --soclab-scale must be > 0"
+        )
     enforce = config.getoption("soclab_enforce_gates") or config.getini("soclab_enforce_gates") or None
     try:  # no URL in the options nor in ELASTIC_URL: the embedded store
         es = resolve_es(
@@ -214,6 +219,7 @@ def from_config(config: pytest.Config) -> Settings:
         concurrency=concurrency,
         otel_path=_path(root, str(_get(config, "otel"))) if str(_get(config, "otel")) else None,
         resume_path=_path(root, str(_get(config, "resume"))) if str(_get(config, "resume")) else None,
+        query_timeout=query_timeout,
         isolate=bool(config.getoption("soclab_isolate")) or str(config.getini("soclab_isolate")).lower() == "true",
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
+import time
 import traceback
 from typing import Any
 
@@ -33,6 +34,7 @@ def _short_traceback(exc: BaseException, frames: int = 6) -> str:
 
 def run_agent(agent: Agent, trigger: dict[str, Any], sim: Simulator, timeout: float, *,
               isolate: bool = False) -> AgentReport:  # fmt: skip
+    sim.ends_at = time.monotonic() + timeout  # store work stops with the item's time, not after it
     if isolate:
         return _run_isolated(agent, trigger, sim, timeout)
     tools = sim.tools()
@@ -52,8 +54,8 @@ def run_agent(agent: Agent, trigger: dict[str, Any], sim: Simulator, timeout: fl
     thread.join(timeout)
     if thread.is_alive():
         # A thread cannot be killed: close the tools so that a still-running agent's
-        # next call fails, and move on.
-        sim.closed = True
+        # next call fails, stop the query it may be waiting on, and move on.
+        sim.stop()
         raise AgentFailure(f"agent {agent.name!r} timed out after {timeout:g}s ({len(sim.recorder.calls)} tool calls made)")
     if "error" in box:
         exc = box["error"]
@@ -72,7 +74,7 @@ def _run_isolated(agent: Agent, trigger: dict[str, Any], sim: Simulator, timeout
     try:
         kind, value = run_in_worker(agent, trigger, sim, timeout)
     except TimeoutError:
-        sim.closed = True
+        sim.stop()
         raise AgentFailure(
             f"agent {agent.name!r} timed out after {timeout:g}s ({len(sim.recorder.calls)} tool calls made); "
             "its worker process was killed"

@@ -21,6 +21,7 @@ from pytest_soclab.run.legit import legit_actions
 from pytest_soclab.sim import ActionSurface
 from pytest_soclab.sim import BuiltCase
 from pytest_soclab.sim import ScenarioContext, Simulator
+from pytest_soclab.sim.simulator import DEFAULT_QUERY_TIMEOUT
 
 if TYPE_CHECKING:
     from pytest_soclab.store import EmbeddedBackend
@@ -52,9 +53,12 @@ def context_for(case: BuiltCase, spec: Spec | None, max_tool_calls: int) -> Scen
                            legit=legit_actions(spec), max_tool_calls=limit)  # fmt: skip
 
 
-def build_simulator(case: BuiltCase, context: ScenarioContext, mode: Mode, backend: Any, guard: Any) -> Simulator:
+def build_simulator(
+    case: BuiltCase, context: ScenarioContext, mode: Mode, backend: Any, guard: Any, *,
+    query_timeout: float | None = DEFAULT_QUERY_TIMEOUT,
+) -> Simulator:  # fmt: skip
     actions = ActionSurface(case.estate)  # works on its own copy: the simulator and oracles read that copy
-    return Simulator(context, mode, backend, actions.estate, guard, actions)
+    return Simulator(context, mode, backend, actions.estate, guard, actions, query_timeout=query_timeout)
 
 
 @dataclass

@@ -25,7 +25,11 @@ from pytest_soclab.sim.argcheck import budget_exceeded, check_args
 from pytest_soclab.sim.queryfacts import esql_facts
 from pytest_soclab.sim.transcript import Recorder
 from pytest_soclab.store import Backend
+from pytest_soclab.store.deadline import bounded, interrupt, timed_out
 from pytest_soclab.models import ACTION_TOOLS, ALL_TOOLS, READ_TOOLS, REPORT_TOOL, tool_spec, tool_specs
+
+
+DEFAULT_QUERY_TIMEOUT = 30.0  # seconds one read call's store work may run (the endpoint's default too)
 
 
 @dataclass
@@ -49,6 +53,8 @@ class Simulator:
         estate: Estate,
         guard: Guard | None,
         actions: Any,
+        *,
+        query_timeout: float | None = DEFAULT_QUERY_TIMEOUT,
     ):
         self.scenario = scenario
         self.mode = mode
@@ -66,6 +72,10 @@ class Simulator:
         self.budget_spent = False
         self.refused_calls = 0  # calls past the budget or after the end: refused and counted, never stored
         self.closed = False
+        # Store work is bounded twice: per read call (--soclab-query-timeout) and by the item's own
+        # time (run_agent sets `ends_at`), so a runaway query fails its call, not the session.
+        self.query_timeout = query_timeout
+        self.ends_at: float | None = None  # time.monotonic()
         # Built once per item: the in-process engine keeps them as engine data (a change costs a reload).
         self._assets = {k: v.model_dump() for k, v in assets_from_estate(estate).items()}
         self._tooling = tooling_from_estate(estate).model_dump()
@@ -141,6 +151,15 @@ class Simulator:
         raise illegal_argument(f"unknown tool [{tool}]")  # unreachable: ALL_TOOLS is covered above
 
     def _read(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        seconds, option = self.query_timeout, "--soclab-query-timeout"
+        if self.ends_at is not None:
+            left = max(self.ends_at - time.monotonic(), 0.001)
+            if seconds is None or left < seconds:
+                seconds, option = left, "the item's time is up: --soclab-timeout"
+        with bounded(self.backend, seconds, on_timeout=lambda s: timed_out(s, option)):
+            return self._read_now(tool, args)
+
+    def _read_now(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         if tool == "es_search":
             return self.backend.es_search(args["index"], args.get("body") or {})
         if tool == "esql_query":
@@ -186,6 +205,11 @@ class Simulator:
             facts=extra,
         )
 
+    def stop(self) -> None:
+        """The item's time is up: refuse further calls and interrupt the store work under way."""
+        self.closed = True
+        interrupt(self.backend)
+
     def close(self) -> None:
         self.closed = True
         try:
@@ -206,6 +230,11 @@ class ToolSet:
 
     def call(self, name: str, /, **args: Any) -> dict[str, Any]:
         return self._sim.call(name, args)
+
+    def interrupt(self) -> None:
+        """Stop the store work of a call under way (its caller went away): that call fails with
+        an error, the tools stay open."""
+        interrupt(self._sim.backend)
 
     def __repr__(self) -> str:
         return f"<soclab tools: {', '.join(s['name'] for s in self.specs())}>"

@@ -22,6 +22,7 @@ from pytest_soclab.errors import SoclabError
 from .build import TableBuilder, stage_sql
 from .catalog import CATALOG_TABLE, Catalog, Column, IndexInfo, is_data_stream_name
 from .layout import DOC_COL, ID_COL, int_to_ip, ip_to_int
+from .limits import STORE_MEMORY_LIMIT
 from .mappings import MappingSet
 from .sqlutil import ident, literal
 
@@ -114,7 +115,7 @@ def _base(path: Path) -> tuple[duckdb.DuckDBPyConnection, Catalog, str]:
         alias = f"store{next(_ATTACHED)}"
         con = duckdb.connect(":memory:")
         try:
-            con.execute("SET TimeZone = 'UTC'")
+            _configure(con)
             con.execute(f"ATTACH {literal(resolved)} AS {ident(alias)} (READ_ONLY)")
             rows = con.execute(f"SELECT json FROM {ident(alias)}.main.{ident(CATALOG_TABLE)}").fetchall()
             row = rows[0]
@@ -128,9 +129,16 @@ def _base(path: Path) -> tuple[duckdb.DuckDBPyConnection, Catalog, str]:
         return entry
 
 
+def _configure(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("SET TimeZone = 'UTC'")
+    # bounded on every opened store, not only when served: one agent's runaway query fails with
+    # a 429 circuit_breaking_exception instead of taking the machine's memory
+    con.execute(f"SET memory_limit = '{STORE_MEMORY_LIMIT}'")
+
+
 def _memory_base() -> tuple[duckdb.DuckDBPyConnection, Catalog, str]:
     con = duckdb.connect(":memory:")
-    con.execute("SET TimeZone = 'UTC'")
+    _configure(con)
     register_udfs(con)
     return con, Catalog(), ""
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import select
+import socket
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -29,10 +29,11 @@ from .api import ApiRequest, filter_path, run_search
 from .api.cat import INDICES_COLUMNS, render as render_cat
 from .api.indices import narrow
 from .base import Backend
+from .deadline import bounded, timed_out
 from .httpframe import (
     Auth, BodyError, error_body, header_value, parse_json, read_body, resolve_date_math, unauthorized, warning_header,
 )  # fmt: skip
-from .limits import MAX_CONTENT_LENGTH
+from .limits import MAX_CONTENT_LENGTH, STORE_MEMORY_LIMIT
 
 VERSION = "9.1.0"
 MAX_BODY = MAX_CONTENT_LENGTH
@@ -149,7 +150,8 @@ class _Handler(BaseHTTPRequestHandler):
             index = unquote(groups.get("index") or "") or None
             if index is not None:
                 index = ",".join(resolve_date_math(part, _now(self.backend)) for part in index.split(","))
-            with deadline(self.backend, server.request_timeout):
+            with bounded(self.backend, server.request_timeout, cancelled=self._client_gone,
+                         on_timeout=lambda s: timed_out(s, "soclab serve --request-timeout")):  # fmt: skip
                 if callable(name):
                     status, payload, headers = name(ApiRequest.from_handler(self, method, index, query, body, groups))
                 else:
@@ -166,6 +168,20 @@ class _Handler(BaseHTTPRequestHandler):
                 self.backend.close()
             server.slots.release()
         self._send(status, filter_path(payload, query.get("filter_path")), headers, head_only=method == "HEAD")
+
+    def _client_gone(self) -> bool:
+        """Whether the client closed its side while its request runs: its work is then cancelled,
+        as Elasticsearch cancels a search whose HTTP channel closes. A pipelined next request
+        (readable bytes) is not a departure."""
+        try:
+            ready, _, _ = select.select([self.connection], [], [], 0)
+            if not ready:
+                return False
+            return self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except (OSError, ValueError):
+            return True
 
     def _send(self, status: int, payload: Any, headers: dict[str, Any] | None = None, head_only: bool = False,
               close: bool = False) -> None:  # fmt: skip
@@ -339,7 +355,7 @@ class ServeLimits:
     max_content_length: int = MAX_CONTENT_LENGTH
     request_timeout: float | None = 30.0
     max_queued: int = 16
-    memory_limit: str | None = "2GB"  # DuckDB's memory_limit for the served store (spills or fails past it)
+    memory_limit: str | None = STORE_MEMORY_LIMIT  # DuckDB's memory_limit for the served store (fails past it)
 
 
 def _now(backend: Backend) -> dt.datetime:
@@ -347,42 +363,6 @@ def _now(backend: Backend) -> dt.datetime:
     if engine is not None:
         return engine.now()
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-
-
-@contextmanager
-def deadline(backend: Backend, seconds: float | None) -> Iterator[None]:
-    """Interrupt the backend's DuckDB work after `seconds`; the interrupted request answers
-    Elasticsearch's 400 task_cancelled_exception instead of running on after its client gave up."""
-    con = getattr(getattr(backend, "engine", None), "con", None)
-    if not seconds or con is None:
-        yield
-        return
-    fired = threading.Event()
-
-    def stop() -> None:
-        fired.set()
-        con.interrupt()
-
-    timer = threading.Timer(seconds, stop)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    except EsError as exc:
-        if fired.is_set() and ("INTERRUPT" in exc.reason.upper() or exc.status >= 500):
-            raise _timed_out(seconds) from None
-        raise
-    except Exception:
-        if fired.is_set():
-            raise _timed_out(seconds) from None
-        raise
-    finally:
-        timer.cancel()
-
-
-def _timed_out(seconds: float) -> EsError:
-    return EsError(400, "task_cancelled_exception",
-                   f"request exceeded the server's deadline of [{seconds:g}s] and was cancelled (soclab serve --request-timeout)")  # fmt: skip
 
 
 def make_server(backend: Backend, host: str = "127.0.0.1", port: int = 9200, *, verbose: bool = False,

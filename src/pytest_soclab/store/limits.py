@@ -28,6 +28,20 @@ MAX_JSON_DEPTH = 200  # nesting of any request body (Elasticsearch's parser: 100
 # HTTP (Elasticsearch: http.max_content_length 100mb; soclab serves queries, not bulk loads)
 MAX_CONTENT_LENGTH = 20 * 1024 * 1024
 
+# DuckDB's memory_limit on every opened store (its default is 80 % of the machine's RAM, which
+# one runaway query of an agent could take from a shared CI machine)
+STORE_MEMORY_LIMIT = "2GB"
+
+
+def out_of_memory(exc: Exception) -> EsError:
+    """Elasticsearch's parent circuit breaker (429) for a query that hit the store's memory limit."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return EsError(
+        429, "circuit_breaking_exception",
+        f"[parent] Data too large: the query needs more than the store's memory limit ({first})",
+        durability="TRANSIENT",
+    )  # fmt: skip
+
 
 def too_deep_esql(kind: str, limit: int) -> EsError:
     return EsError(400, "parsing_exception", f"ESQL statement exceeded the maximum {kind} depth allowed ({limit})")

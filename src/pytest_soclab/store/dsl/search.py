@@ -13,6 +13,7 @@ from ..datefmt import DateFormatError, java_to_strftime, resolve_name
 from ..engine import Engine
 from ..indexexpr import resolve
 from ..layout import DOC_COL, ID_COL
+from ..limits import out_of_memory
 from ..render import build_source, field_values, source_filter
 from ..sqlutil import ident, string
 from .aggs import run_aggs
@@ -164,6 +165,8 @@ def search(engine: Engine, index: str, body: dict[str, Any] | None) -> dict[str,
 
 
 def _engine_error(exc: duckdb.Error, plans: list[Plan]) -> EsError:
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return out_of_memory(exc)
     name = plans[0].info.concrete if plans else "_all"
     msg = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())[:500]
     if isinstance(exc, duckdb.InvalidInputException) and "regex" in msg.lower():

@@ -12,6 +12,7 @@ import duckdb
 from pytest_soclab.errors import EsError, illegal_argument
 
 from ..layout import format_date, int_to_ip
+from ..limits import out_of_memory
 from ..sqlutil import literal
 from .expr import Col, Ctx
 from .parser import parse
@@ -79,6 +80,8 @@ def run(engine: Any, query: Any, *, params: list[Any] | None = None, columnar: b
 
 
 def _runtime_error(exc: duckdb.Error) -> EsError:
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return out_of_memory(exc)
     msg = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())[:500]
     if isinstance(exc, (duckdb.InvalidInputException, duckdb.ConversionException, duckdb.OutOfRangeException)):
         return EsError(400, "illegal_argument_exception", f"query evaluation failed: {msg}")
