@@ -146,6 +146,10 @@ class Pseudonymizer:
     def learn_domain(self, name: str) -> None:
         self.names.learn_domain(name)
 
+    def learn_name(self, token: str) -> None:
+        """A bare name (no dots or spaces) to replace wherever it stands as a word: a file's stem."""
+        self.names.learn_bare(token)
+
     # ---------------------------------------------------------------- transform
 
     def document(self, doc: dict[str, Any], learn: bool = True, in_place: bool = False) -> dict[str, Any]:

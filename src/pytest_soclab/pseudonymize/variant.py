@@ -2,7 +2,7 @@
 
 `--soclab-variant=K` (K > 0) runs each case and its tasks as variant K: the pseudonymizer, keyed by
 `variant_key(K)`, replaces hosts, users, domains, addresses, hashes and the file and process names
-the answer names (correlation kept: the same entity gets the same pseudonym in the documents, the
+the intruder made up (pseudonymize/artifacts.py; correlation kept: the same entity gets the same pseudonym in the documents, the
 trigger, the answer key and the planted documents), and every date moves by `offset_days(K)` whole
 weeks into the past, so that times of day, weekdays and the order of events are kept. K = 0 is the
 case as recorded or generated. Anyone can rebuild variant K from K: publish a fresh K per release,
@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from datetime import date, timedelta
 from typing import Any
 
+from pytest_soclab.pseudonymize.artifacts import ArtifactNames
 from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
 
 _LABEL = b"pytest-soclab case variant v1:"
@@ -77,7 +78,17 @@ class Variant:
         self.p = Pseudonymizer(variant_key(k))
 
     def learn(self, docs: Iterable[dict[str, Any]]) -> None:
-        self.p.learn_documents(docs)
+        artifacts = ArtifactNames()
+
+        def read(docs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+            for doc in docs:
+                artifacts.learn(doc)
+                yield doc
+
+        self.p.learn_documents(read(docs))
+        # the intruder's own file names (pseudonymize/artifacts.py): only a variant re-keys them
+        for name in sorted(artifacts.names):
+            self.p.learn_name(name)
 
     def load_known(self, data: dict[str, Any]) -> None:
         self.p.load_known(data, origin=f"variant {self.k}")

@@ -1,0 +1,135 @@
+"""Attacker-chosen file and process names in a case's documents, for variants to re-key.
+
+An intruder names what they drop: `/tmp/.sysupdate`, `uploads/thumb_8842.php`,
+`~/.local/share/dbus-helper/dbus-helper`, `C:\\Users\\x\\Downloads\\payload_x64.exe`. Such names
+identify one intrusion as surely as its addresses do, so a model that memorised a public case
+would recognise its variant by them. What the operating system, a package or an application
+ships keeps its name: it is knowledge an analyst is expected to have, not an answer.
+
+The rule is general (no case's names are listed): a name is taken when its file sits where
+anyone can write (temporary and shared-memory directories, home directories, upload directories,
+Windows' Temp, Downloads, AppData, ProgramData and Public folders), and the name is one that
+people make up rather than one the system uses: hidden (a leading dot), or holding a digit, a
+dash or an underscore. Only the file's own name and its hidden directories count; well-known
+dot-directories (`.ssh`, `.config`, ...) and runtime names (`__init__`, sockets of systemd) do not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+# Fields that hold one path or one file name each (ECS; Sysmon's through the Windows integration).
+PATH_FIELDS = (
+    ("file", "path"), ("file", "name"), ("process", "executable"), ("process", "name"),
+    ("process", "parent", "executable"), ("process", "parent", "name"), ("dll", "path"),
+)  # fmt: skip
+# Fields of free text whose paths count too (a file only named in a command: `tar czf /tmp/.x/a.tgz`).
+TEXT_FIELDS = (("process", "command_line"), ("process", "args"))
+
+_UNIX_PATH = re.compile(r"(?<![\w/.~-])(?:~|/)[\w.@%+=,~-]*(?:/[\w.@%+=,~-]+)+")
+_WIN_PATH = re.compile(r"(?<![\w])[A-Za-z]:\\[^\s\"'|<>*?]+")
+_STEM = re.compile(r"^\.?([^.]+)")
+
+WRITABLE_UNIX = ("/tmp/", "/var/tmp/", "/dev/shm/", "/home/", "/root/", "~/", "/run/user/")
+WRITABLE_WINDOWS = ("\\temp\\", "\\tmp\\", "\\downloads\\", "\\appdata\\", "\\programdata\\", "\\users\\public\\",
+                    "\\desktop\\", "\\documents\\", "\\perflogs\\")  # fmt: skip
+UPLOAD_DIRS = frozenset({"upload", "uploads", "media", "files", "tmp", "temp", "cache"})
+# Dot-directories and files that programs create: kept as they are.
+WELL_KNOWN = frozenset(
+    """
+    ssh aws azure config local cache gnupg kube docker npm pip git git-credentials gitconfig bashrc
+    bash_profile bash_history bash_logout profile zshrc zsh_history viminfo vimrc wget-hsts lesshst
+    python_history mysql_history psql_history pgpass netrc env htaccess htpasswd well-known x11-unix
+    ice-unix font-unix test-unix xim-unix mozilla thunderbird vscode cargo rustup m2 gradle sudo_as_admin_successful
+    selected_editor dbus pki java ansible terraform gem bundle yarn node_modules lock tracker-extract
+    dbus-session pulse xdg-runtime authorized_keys authorized_keys2 known_hosts id_rsa id_dsa id_ecdsa id_ed25519
+    id_rsa-cert ssh-agent
+    """.split()
+)
+# Runtime names with a made-up look that tools generate: Ansible's module payloads, systemd's
+# private directories, editors' swap files.
+_TOOL_PREFIXES = ("ansiballz_", "systemd-private-", "ansible-tmp-", "tmp")
+
+
+def _stem(name: str) -> str:
+    m = _STEM.match(name)
+    return m.group(1) if m else ""
+
+
+def _made_up(name: str) -> bool:
+    """Whether a file name looks chosen by a person (hidden, digits, dashes, underscores)."""
+    stem = _stem(name).lower()
+    if len(stem) < 2 or stem in WELL_KNOWN or stem.startswith(("_", "-", *_TOOL_PREFIXES)) or stem.isdigit():
+        return False
+    return name.startswith(".") or any(c.isdigit() or c in "-_" for c in stem)
+
+
+def path_names(path: str) -> Iterator[str]:
+    """The made-up names of one path in a writable place: its file's stem, its hidden directories'."""
+    windows = "\\" in path
+    parts = [p for p in re.split(r"[\\/]", path) if p]
+    if not parts:
+        return
+    low = path.lower()
+    if windows:
+        writable = any(w in low for w in WRITABLE_WINDOWS)
+    else:
+        writable = low.startswith(WRITABLE_UNIX) or any(p.lower() in UPLOAD_DIRS for p in parts[:-1])
+    if not writable:
+        return
+    last = parts[-1].split("?", 1)[0]
+    if _made_up(last):
+        yield _stem(last)
+    for part in parts[1:-1]:
+        if part.startswith(".") and _made_up(part):
+            yield _stem(part)
+
+
+def _get(doc: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    cur: Any = doc
+    for i, k in enumerate(keys):
+        if not isinstance(cur, dict):
+            return None
+        dotted = ".".join(keys[i:])
+        if dotted in cur:  # flattened keys: {"process.name": ...}
+            return cur[dotted]
+        cur = cur.get(k)
+    return cur
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        yield from (v for v in value if isinstance(v, str))
+
+
+class ArtifactNames:
+    """Collects the made-up file names of documents (each distinct string is read once)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self._seen: set[str] = set()
+
+    def learn(self, doc: dict[str, Any]) -> None:
+        for keys in PATH_FIELDS:
+            for s in _strings(_get(doc, keys)):
+                self._path(s)
+        for keys in TEXT_FIELDS:
+            for s in _strings(_get(doc, keys)):
+                if s in self._seen:
+                    continue
+                self._seen.add(s)
+                for m in _UNIX_PATH.finditer(s):
+                    self._path(m.group(0))
+                for m in _WIN_PATH.finditer(s):
+                    self._path(m.group(0))
+
+    def _path(self, s: str) -> None:
+        if s in self._seen:
+            return
+        self._seen.add(s)
+        if "/" in s or "\\" in s:
+            self.names.update(path_names(s))

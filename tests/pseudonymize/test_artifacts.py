@@ -1,0 +1,91 @@
+"""The intruder's own file names in variants (pseudonymize/artifacts.py): taken by a general rule,
+re-keyed the same way in every field, while what the system ships keeps its name."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_soclab.pseudonymize import Variant
+from pytest_soclab.pseudonymize.artifacts import ArtifactNames, path_names
+
+
+@pytest.mark.parametrize(
+    ("path", "names"),
+    [
+        ("/tmp/.sysupdate", ["sysupdate"]),
+        ("/var/www/shop/public/media/uploads/thumb_8842.php", ["thumb_8842"]),
+        ("/media/uploads/thumb_8842.php?c=id", ["thumb_8842"]),
+        ("/home/bob/.local/share/dbus-helper/dbus-helper", ["dbus-helper"]),
+        ("/home/bob/.config/systemd/user/dbus-helper.service", ["dbus-helper"]),
+        ("/tmp/.pgstat/x.tgz", ["pgstat"]),
+        ("/dev/shm/.php-session", ["php-session"]),
+        (r"C:\Users\alice\Downloads\winx64_payload.exe", ["winx64_payload"]),
+        (r"C:\Windows\Temp\debug648.bin", ["debug648"]),
+        # what the system, a package or a program ships, or a plain word
+        ("/usr/bin/python3.11", []),
+        ("/usr/lib/x86_64-linux-gnu/libc.so.6", []),
+        ("/etc/cron.d/zeekctl", []),
+        ("/home/bob/.ssh/authorized_keys", []),
+        ("/home/bob/.bash_history", []),
+        ("/tmp/notes.txt", []),
+        ("/var/www/shop/vendor/phpunit/phpunit/src/Util/PHP/eval-stdin.php", []),
+        ("/tmp/ansible-tmp-1715-42/AnsiballZ_apt.py", []),
+        (r"C:\Windows\System32\svchost.exe", []),
+        (r"C:\Program Files\Sysmon\Sysmon64.exe", []),
+    ],
+)
+def test_made_up_names_in_writable_places(path: str, names: list[str]) -> None:
+    assert sorted(set(path_names(path))) == names
+
+
+def _doc(path: str) -> dict:
+    name = path.rsplit("/", 1)[-1]
+    return {
+        "@timestamp": "2024-05-14T02:10:09.000Z",
+        "host": {"name": "web-01"},
+        "file": {"path": path, "name": name},
+        "process": {"name": name, "executable": path, "command_line": f"{path} -c 198.51.100.7:443",
+                    "args": [path, "-c", "198.51.100.7:443"], "parent": {"executable": "/usr/bin/bash"}},
+        "message": f"started {name} from {path}",
+    }  # fmt: skip
+
+
+def test_a_variant_rekeys_them_alike_in_every_field() -> None:
+    doc = _doc("/tmp/.sysupdate")
+    v = Variant(1)
+    v.learn([doc])
+    out = v.document(doc)
+    assert "sysupdate" not in json.dumps(out)
+    new = out["file"]["path"]
+    assert new.startswith("/tmp/.") and out["process"]["executable"] == new
+    assert out["process"]["args"][0] == new and out["process"]["command_line"].startswith(new + " ")
+    assert out["process"]["name"] == out["file"]["name"] == new.rsplit("/", 1)[-1]
+    assert out["process"]["parent"]["executable"] == "/usr/bin/bash"
+    task = {"ground_truth": {"iocs": ["/tmp/.sysupdate"], "key_evidence": [{"source": "x", "must_find": "/tmp/.sysupdate"}]}}
+    t = v.task(task)
+    assert t["ground_truth"]["iocs"] == [new] and t["ground_truth"]["key_evidence"][0]["must_find"] == new
+
+
+_NAME = st.from_regex(r"[a-z]{3,8}([_-][a-z0-9]{2,6}|[0-9]{2,5})", fullmatch=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=_NAME, where=st.sampled_from(["/tmp/", "/dev/shm/.", "/var/tmp/", "/home/eve/.cache/", "/srv/app/uploads/"]),
+       ext=st.sampled_from(["", ".sh", ".php", ".bin", ".tgz"]))  # fmt: skip
+def test_no_made_up_name_survives_a_variant(name: str, where: str, ext: str) -> None:
+    path = f"{where}{name}{ext}"
+    doc = _doc(path)
+    names = ArtifactNames()
+    names.learn(doc)
+    assert name in names.names
+    v = Variant(2)
+    v.learn([doc])
+    out = json.dumps(v.document(doc))
+    assert name not in out, (path, out)
+    # the same name, the same pseudonym, wherever it stands
+    again = v.document(_doc(path))
+    assert again["file"]["path"] == json.loads(out)["file"]["path"]
