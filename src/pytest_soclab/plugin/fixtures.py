@@ -96,8 +96,7 @@ def run_and_record(item: pytest.Item, sim: Simulator | None, agent: Any, judge: 
     else:
         assert sim is not None  # built by the soclab_simulator fixture
         result, calls = itembuild.run_built(config, ispec, item.nodeid, sim, agent, judge), sim.recorder.calls
-    if ispec.kind == "task":
-        result.variant = settings.variant
+    result.variant = settings.variant
     item.stash[keys.item_result_key] = result
     item.stash[keys.item_calls_key] = calls
     config.hook.pytest_soclab_item_result(item=item, result=result)

@@ -14,6 +14,7 @@ from pytest_soclab.models import AttackScenario, ItemResult
 from pytest_soclab.plugin import keys
 from pytest_soclab.plugin.settings import Settings
 from pytest_soclab.run import ItemSpec, agent_model, price_usage, run_item, scenario_context, variant_spec
+from pytest_soclab.run.variants import recipe_of, variant_case
 from pytest_soclab.run import session as standalone
 from pytest_soclab.sim import BuiltCase, CaseLibrary, Simulator
 
@@ -24,14 +25,16 @@ def collected(item: pytest.Item) -> ItemSpec:
 
 def case_for(config: pytest.Config, ispec: ItemSpec, library: CaseLibrary) -> tuple[ItemSpec, BuiltCase]:
     """The item's case, and its spec (as collected) as it runs on it: --soclab-variant re-keys a
-    task like its case."""
-    k = config.stash[keys.settings_key].variant if ispec.kind == "task" else 0
+    task or scenario like its case (the case as it is completes a scenario's planted documents)."""
+    k = config.stash[keys.settings_key].variant
     try:
         case = library.get(ispec.spec.case, k)
+        if k:
+            recipe = recipe_of(library.corpus_dir, ispec.spec.case)
+            case = variant_case(case, recipe)
+            ispec = dataclasses.replace(ispec, spec=variant_spec(ispec.spec, case, recipe))
     except SoclabError as exc:
         raise SoclabError(f"{ispec.path}: case {ispec.spec.case!r}: {exc}") from None
-    if k:
-        ispec = dataclasses.replace(ispec, spec=variant_spec(ispec.spec, case))
     return ispec, case
 
 

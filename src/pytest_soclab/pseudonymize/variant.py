@@ -25,6 +25,12 @@ _DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?=T|\b|\s|$)")
 _DOTTED_DATE = re.compile(r"(?<!\d)(\d{4})\.(\d{2})\.(\d{2})(?!\d)")  # backing index names: 2024.05.14
 
 
+# Fields of a scenario that name no entity (ids, labels, tool names, states).
+_SCENARIO_KEEP = frozenset({"id", "family", "severity", "case", "techniques", "allowed_tools", "max_tool_calls", "tags"})
+_ESTATE_KEEP = frozenset({"os", "os_name", "role", "kind", "schedule", "state", "entity_id", "tags"})
+_ORACLE_KEEP = frozenset({"predicate", "tool", "state", "enabled", "wiped", "isolated", "blocked", "present", "max", "min"})
+
+
 def variant_key(k: int) -> bytes:
     """The pseudonymizer's key for variant K (K > 0): a public derivation, so K names the variant."""
     return hashlib.sha256(_LABEL + str(int(k)).encode()).digest()
@@ -108,6 +114,107 @@ class Variant:
         """A task (or scenario) as JSON: answer key, trigger, planted documents and oracles alike."""
         self.p.learn_task(task)
         return shift_json(self.p.task(task, learn=False), self.days)
+
+    def scenario(self, data: dict[str, Any]) -> dict[str, Any]:
+        """An ATK or BEN scenario as JSON, its planted documents complete: trigger, prose, planted
+        documents, oracles and action references alike (learn the case's names first)."""
+        p = self.p
+        self._learn_scenario(data)
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            if key in _SCENARIO_KEEP:
+                out[key] = value
+            elif key == "trigger" and isinstance(value, dict):
+                out[key] = p.task({"trigger": value}, learn=False)["trigger"]
+            elif key == "planted" and isinstance(value, list):
+                out[key] = [self._planted(x) for x in value]
+            elif key == "oracles" and isinstance(value, list):
+                out[key] = [self._oracle(o) for o in value]
+            elif key in ("legit_actions", "forbidden_actions") and isinstance(value, list):
+                out[key] = p.task({"expected_response": {"required_actions": value}}, learn=False)[
+                    "expected_response"]["required_actions"]  # fmt: skip
+            elif isinstance(value, str):
+                out[key] = p.text(value)
+            else:
+                out[key] = p.json(value, learn=False)
+        return shift_json(out, self.days)
+
+    def estate(self, data: dict[str, Any]) -> dict[str, Any]:
+        """An estate as JSON (hosts, their addresses, processes, files and persistence, users,
+        zones, protected addresses) with the variant's names; tiers, roles and tags are kept."""
+
+        def learn(value: Any) -> None:  # the case's names are known as digests: match them first
+            if isinstance(value, dict):
+                for v in value.values():
+                    learn(v)
+            elif isinstance(value, list):
+                for v in value:
+                    learn(v)
+            elif isinstance(value, str):
+                self.p.learn_text(value)
+
+        learn(data)
+
+        def walk(value: Any, key: str = "") -> Any:
+            if isinstance(value, dict):
+                return {k: walk(v, k) for k, v in value.items()}
+            if isinstance(value, list):
+                return [walk(v, key) for v in value]
+            if isinstance(value, str) and key not in _ESTATE_KEEP:
+                return self.p.ip_or_text(value) if key in ("ips", "business_critical_ips", "blocked_ips") else self.p.text(value)
+            return value
+
+        return shift_json(walk(data), self.days)
+
+    def _learn_scenario(self, data: dict[str, Any]) -> None:
+        """Its names: the case's (known as keyed digests, matched as they are met) and its own (an
+        attacker's domain in a planted document), so that every part of it agrees."""
+        p = self.p
+        p.learn_task({k: data[k] for k in ("title", "description", "trigger") if k in data})
+        for planted in data.get("planted") or []:
+            if isinstance(planted, dict) and isinstance(planted.get("doc"), dict):
+                p.learn_document(planted["doc"])
+
+        def strings(value: Any) -> Iterator[str]:
+            if isinstance(value, str):
+                yield value
+            elif isinstance(value, dict):
+                for v in value.values():
+                    yield from strings(v)
+            elif isinstance(value, list):
+                for v in value:
+                    yield from strings(v)
+
+        for key in ("oracles", "legit_actions", "forbidden_actions", "goal", "vector"):
+            for s in strings(data.get(key)):
+                p.learn_text(s)
+
+    def _planted(self, planted: Any) -> Any:
+        if not isinstance(planted, dict) or not isinstance(planted.get("doc"), dict):
+            return planted
+        out = {**planted, "doc": self.p.document(planted["doc"], learn=False)}
+        if isinstance(planted.get("id"), str):
+            out["id"] = self.p.text(planted["id"])
+        return out
+
+    def _oracle(self, oracle: Any) -> Any:
+        """Every string an oracle checks (host, user, ip, path, name, terms, tool arguments) as the
+        variant names it; `pattern` is a regular expression, so it is transformed as one."""
+        if isinstance(oracle, dict):
+            out: dict[str, Any] = {}
+            for key, value in oracle.items():
+                if key in _ORACLE_KEEP:
+                    out[key] = value
+                elif key == "pattern" and isinstance(value, str):
+                    out[key] = self.p.regex(value)
+                else:
+                    out[key] = self._oracle(value)
+            return out
+        if isinstance(oracle, list):
+            return [self._oracle(v) for v in oracle]
+        if isinstance(oracle, str):
+            return self.p.text(oracle)
+        return oracle
 
     def json(self, obj: Any) -> Any:
         return shift_json(self.p.json(obj), self.days)

@@ -6,6 +6,8 @@ all build a simulator through these functions, so an item sees the same tools wh
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,12 +37,21 @@ def open_backend(case: BuiltCase, spec: Spec | None) -> EmbeddedBackend:
 
     planted = spec.planted if isinstance(spec, (AttackScenario, BenignScenario)) else []
     overlay = None
-    if planted:
+    if planted and case.recipe is None:
+        # a variant's scenario: its planted documents were completed on the case as it is, then
+        # re-keyed whole (run/variants.py), and there is no recipe of the variant to complete them
+        overlay = [(p.index, p.id or _planted_id(case, p.index, p.doc), p.doc) for p in planted]
+    elif planted:
         expanded = expand_planted(case.recipe, [(p.index, p.doc) for p in planted])
         overlay = [(stream, p.id or doc_id, doc) for (stream, doc_id, doc), p in zip(expanded, planted)]
     if case.db_path is None:
         raise SoclabError(f"case {case.id} has no built store")
     return EmbeddedBackend.open(case.db_path, overlay=overlay, now=case.now())
+
+
+def _planted_id(case: BuiltCase, index: str, doc: dict[str, Any]) -> str:
+    digest = hashlib.sha256(json.dumps([case.id, case.variant, index, doc], sort_keys=True, default=str).encode())
+    return "planted-" + digest.hexdigest()[:20]
 
 
 def context_for(case: BuiltCase, spec: Spec | None, max_tool_calls: int) -> ScenarioContext:

@@ -2,15 +2,22 @@
 
 The case library builds and caches the variant's store from these documents (sim/cases.py); a task
 is transformed with what that build learned, so that its trigger and answer key name the variant's
-entities and dates. Attack and benign scenarios run on the case as it is (variant 0).
+entities and dates. An attack or benign scenario is transformed the same way: its planted documents
+are completed as the case as it is would have them, then re-keyed and time-shifted whole, and its
+oracles and action references name the variant's entities.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from functools import cache
+from pathlib import Path
 from typing import Any
 
-from pytest_soclab.models import Spec, Task
+from pytest_soclab.corpus import estate_from_recipe, expand_planted, find_case, is_recorded, load_case
+from pytest_soclab.errors import SoclabError
+from pytest_soclab.models import AttackScenario, BenignScenario, Estate, Spec, Task
 from pytest_soclab.pseudonymize import Variant
 from pytest_soclab.sim import BuiltCase
 
@@ -24,13 +31,50 @@ def variant_docs(k: int, triples: list[Triple]) -> tuple[list[Triple], dict[str,
     return list(v.documents(triples)), v.export_known()
 
 
-def variant_spec(spec: Spec, case: BuiltCase) -> Spec:
-    """The task as variant `case.variant` of it: entities re-keyed, dates shifted like the case's."""
-    if case.variant == 0 or not isinstance(spec, Task):
-        return spec
+@cache
+def recipe_of(corpus_dir: Path, case_id: str) -> Any:
+    """The recipe of a generated case (None for a prebuilt or recorded one), loaded once."""
+    case_dir = Path(corpus_dir) / case_id
+    if not (case_dir / "case.yaml").is_file() or is_recorded(case_dir):
+        return None
+    return load_case(find_case(corpus_dir, case_id))
+
+
+def _variant(case: BuiltCase) -> Variant:
     v = Variant(case.variant)
     v.load_known(case.known)
-    return Task.model_validate(v.task(spec.model_dump(mode="json", exclude_none=True)))
+    return v
+
+
+def variant_case(case: BuiltCase, recipe: Any) -> BuiltCase:
+    """Variant K of a generated case with the estate the recipe says (tiers, roles, tags, the
+    business-critical addresses the guard protects), re-keyed like the variant's data: derived
+    from the data alone, every host would be tier 2 and the guard would protect nothing."""
+    if case.variant == 0 or recipe is None:
+        return case
+    estate = Estate.model_validate(_variant(case).estate(estate_from_recipe(recipe).model_dump(mode="json")))
+    return dataclasses.replace(case, estate=estate)
+
+
+def variant_spec(spec: Spec, case: BuiltCase, recipe: Any = None) -> Spec:
+    """The task or scenario as variant `case.variant` of it: entities re-keyed, dates shifted like
+    the case's. `recipe` (the case's, as it is) completes a scenario's planted documents."""
+    if case.variant == 0:
+        return spec
+    v = _variant(case)
+    if isinstance(spec, Task):
+        return Task.model_validate(v.task(spec.model_dump(mode="json", exclude_none=True)))
+    if isinstance(spec, (AttackScenario, BenignScenario)):
+        data = spec.model_dump(mode="json", exclude_none=True)
+        if spec.planted:
+            if recipe is None:
+                raise SoclabError(f"{spec.id}: variant {case.variant} of case {case.id} needs its recipe to complete "
+                                  "the planted documents")  # fmt: skip
+            full = expand_planted(recipe, [(p.index, p.doc) for p in spec.planted])
+            data["planted"] = [{**({"id": p.id} if p.id else {}), "index": index, "doc": doc}
+                               for (index, _, doc), p in zip(full, spec.planted)]  # fmt: skip
+        return type(spec).model_validate(v.scenario(data))
+    return spec
 
 
 def time_variant_build(k: int, triples: list[Triple]) -> tuple[float, int]:
