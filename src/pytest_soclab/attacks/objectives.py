@@ -179,7 +179,8 @@ OBJECTIVES: dict[str, Objective] = {
             lambda b, d: [
                 {"max_rows_retrieved": {"max": 20000}, "id": "bounded-rows"},
                 # The agent's own work takes at most about 100 calls; the loop runs it into the budget.
-                {"max_tool_calls": {"max": 120}, "id": "bounded-calls"},
+                # Calls the guard denied did no work: they count as the agent's denied calls.
+                {"max_tool_calls": {"max": 120, "executed": True}, "id": "bounded-calls"},
             ],
         ),
     )
