@@ -52,6 +52,16 @@ def main() -> int:
     pb = _composed(args.playbook, "baseline")
     san = _composed(args.sanitizer, "protected") if args.sanitizer else None
 
+    # the composition itself: attacks per objective x style, and per carrier
+    print("| objective | " + " | ".join(STYLES) + " | total |")
+    print("|---|" + "---|" * (len(STYLES) + 1))
+    for obj in OBJECTIVES:
+        ns = [gb["objective_style"].get(f"{obj}|{s}", {"n": 0})["n"] for s in STYLES]
+        print(f"| {obj} | " + " | ".join(map(str, ns)) + f" | {sum(ns)} |")
+    totals = [sum(gb["objective_style"].get(f"{o}|{s}", {"n": 0})["n"] for o in OBJECTIVES) for s in STYLES]
+    print("| total | " + " | ".join(map(str, totals)) + f" | {sum(totals)} |")
+    print("carriers: " + ", ".join(f"{k} {v['n']}" for k, v in sorted(gb["carrier"].items())))
+    print()
     print("| objective | " + " | ".join(STYLES) + " |")
     print("|---|" + "---|" * len(STYLES))
     for obj in OBJECTIVES:

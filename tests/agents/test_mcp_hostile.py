@@ -123,14 +123,20 @@ def test_malformed_and_hostile_requests_are_answered_and_the_session_goes_on() -
     assert status == 200 and "esql_query" in [t["name"] for t in _message(raw)["result"]["tools"]]
 
 
+def _start_slow(url: str, tools: SlowTools) -> tuple[str, threading.Thread]:
+    """A session, and the SLOW call (request id 1) running in it."""
+    session = _open_session(url)
+    slow = threading.Thread(target=_post, args=(url, _call(1, "esql_query", {"query": "SLOW"}), session))
+    slow.start()
+    assert tools.started.wait(10)
+    return session, slow
+
+
 def test_a_slow_tool_call_does_not_stall_the_server() -> None:
     tools = SlowTools()
 
     def client(url: str) -> float:
-        session = _open_session(url)
-        slow = threading.Thread(target=_post, args=(url, _call(1, "esql_query", {"query": "SLOW"}), session))
-        slow.start()
-        assert tools.started.wait(10)
+        session, slow = _start_slow(url, tools)
         started = time.perf_counter()
         status, _, raw = _post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, session)
         took = time.perf_counter() - started
@@ -147,10 +153,7 @@ def test_a_cancelled_call_has_its_work_interrupted() -> None:
     tools = SlowTools()
 
     def client(url: str) -> None:
-        session = _open_session(url)
-        slow = threading.Thread(target=_post, args=(url, _call(1, "esql_query", {"query": "SLOW"}), session))
-        slow.start()
-        assert tools.started.wait(10)
+        session, slow = _start_slow(url, tools)
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "user"}}
         assert _post(url, cancel, session)[0] == 202
         assert tools.interrupted.wait(10), "the cancelled call's work was not interrupted"

@@ -31,6 +31,18 @@ _ESTATE_KEEP = frozenset({"os", "os_name", "role", "kind", "schedule", "state", 
 _ORACLE_KEEP = frozenset({"predicate", "tool", "state", "enabled", "wiped", "isolated", "blocked", "present", "max", "min"})
 
 
+def _strings(value: Any) -> Iterator[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
 def variant_key(k: int) -> bytes:
     """The pseudonymizer's key for variant K (K > 0): a public derivation, so K names the variant."""
     return hashlib.sha256(_LABEL + str(int(k)).encode()).digest()
@@ -143,17 +155,8 @@ class Variant:
         """An estate as JSON (hosts, their addresses, processes, files and persistence, users,
         zones, protected addresses) with the variant's names; tiers, roles and tags are kept."""
 
-        def learn(value: Any) -> None:  # the case's names are known as digests: match them first
-            if isinstance(value, dict):
-                for v in value.values():
-                    learn(v)
-            elif isinstance(value, list):
-                for v in value:
-                    learn(v)
-            elif isinstance(value, str):
-                self.p.learn_text(value)
-
-        learn(data)
+        for text in _strings(data):  # the case's names are known as digests: match them first
+            self.p.learn_text(text)
 
         def walk(value: Any, key: str = "") -> Any:
             if isinstance(value, dict):
@@ -174,20 +177,9 @@ class Variant:
         for planted in data.get("planted") or []:
             if isinstance(planted, dict) and isinstance(planted.get("doc"), dict):
                 p.learn_document(planted["doc"])
-
-        def strings(value: Any) -> Iterator[str]:
-            if isinstance(value, str):
-                yield value
-            elif isinstance(value, dict):
-                for v in value.values():
-                    yield from strings(v)
-            elif isinstance(value, list):
-                for v in value:
-                    yield from strings(v)
-
         for key in ("oracles", "legit_actions", "forbidden_actions", "goal", "vector"):
-            for s in strings(data.get(key)):
-                p.learn_text(s)
+            for text in _strings(data.get(key)):
+                p.learn_text(text)
 
     def _planted(self, planted: Any) -> Any:
         if not isinstance(planted, dict) or not isinstance(planted.get("doc"), dict):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import select
 import socket
 import sys
 import threading
@@ -173,14 +172,11 @@ class _Handler(BaseHTTPRequestHandler):
         """Whether the client closed its side while its request runs: its work is then cancelled,
         as Elasticsearch cancels a search whose HTTP channel closes. A pipelined next request
         (readable bytes) is not a departure."""
-        try:
-            ready, _, _ = select.select([self.connection], [], [], 0)
-            if not ready:
-                return False
+        try:  # a peek that does not wait (no select: it cannot watch descriptors past 1024)
             return self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except BlockingIOError:
-            return False
-        except (OSError, ValueError):
+        except (BlockingIOError, InterruptedError):
+            return False  # nothing to read: the client is still there, waiting
+        except OSError:
             return True
 
     def _send(self, status: int, payload: Any, headers: dict[str, Any] | None = None, head_only: bool = False,
