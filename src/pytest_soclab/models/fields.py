@@ -118,10 +118,16 @@ def field_definitions() -> dict[str, dict[str, Any]]:
 
 
 def field_value(doc: dict[str, Any], dotted: str) -> Any:
-    """The value at a dotted field path of a nested document (`host.name`), or None."""
+    """The value at a dotted field path (`host.name`) of a document, nested or with dotted keys
+    (`{"host.name": ...}`, as planted documents are written), or None."""
     cur: Any = doc
-    for part in dotted.split("."):
+    parts = dotted.split(".")
+    for i, part in enumerate(parts):
         if not isinstance(cur, dict):
             return None
+        if i < len(parts) - 1:
+            rest = ".".join(parts[i:])
+            if rest in cur:
+                return cur[rest]
         cur = cur.get(part)
     return cur

@@ -20,13 +20,13 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from pytest_soclab.models.fields import field_value
+
 # Fields that hold one path or one file name each (ECS; Sysmon's through the Windows integration).
-PATH_FIELDS = (
-    ("file", "path"), ("file", "name"), ("process", "executable"), ("process", "name"),
-    ("process", "parent", "executable"), ("process", "parent", "name"), ("dll", "path"),
-)  # fmt: skip
+PATH_FIELDS = ("file.path", "file.name", "process.executable", "process.name", "process.parent.executable",
+               "process.parent.name", "dll.path")  # fmt: skip
 # Fields of free text whose paths count too (a file only named in a command: `tar czf /tmp/.x/a.tgz`).
-TEXT_FIELDS = (("process", "command_line"), ("process", "args"))
+TEXT_FIELDS = ("process.command_line", "process.args")
 
 _UNIX_PATH = re.compile(r"(?<![\w/.~-])(?:~|/)[\w.@%+=,~-]*(?:/[\w.@%+=,~-]+)+")
 _WIN_PATH = re.compile(r"(?<![\w])[A-Za-z]:\\[^\s\"'|<>*?]+")
@@ -87,18 +87,6 @@ def path_names(path: str) -> Iterator[str]:
             yield _stem(part)
 
 
-def _get(doc: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    cur: Any = doc
-    for i, k in enumerate(keys):
-        if not isinstance(cur, dict):
-            return None
-        dotted = ".".join(keys[i:])
-        if dotted in cur:  # flattened keys: {"process.name": ...}
-            return cur[dotted]
-        cur = cur.get(k)
-    return cur
-
-
 def _strings(value: Any) -> Iterable[str]:
     if isinstance(value, str):
         yield value
@@ -114,11 +102,11 @@ class ArtifactNames:
         self._seen: set[str] = set()
 
     def learn(self, doc: dict[str, Any]) -> None:
-        for keys in PATH_FIELDS:
-            for s in _strings(_get(doc, keys)):
+        for name in PATH_FIELDS:
+            for s in _strings(field_value(doc, name)):
                 self._path(s)
-        for keys in TEXT_FIELDS:
-            for s in _strings(_get(doc, keys)):
+        for name in TEXT_FIELDS:
+            for s in _strings(field_value(doc, name)):
                 if s in self._seen:
                     continue
                 self._seen.add(s)

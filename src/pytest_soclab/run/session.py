@@ -6,13 +6,13 @@ all build a simulator through these functions, so an item sees the same tools wh
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_soclab.corpus import expand_planted
+from pytest_soclab.corpus.ids import doc_id_from
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.guard import load_guard
 from pytest_soclab.models import Spec
@@ -50,8 +50,7 @@ def open_backend(case: BuiltCase, spec: Spec | None) -> EmbeddedBackend:
 
 
 def _planted_id(case: BuiltCase, index: str, doc: dict[str, Any]) -> str:
-    digest = hashlib.sha256(json.dumps([case.id, case.variant, index, doc], sort_keys=True, default=str).encode())
-    return "planted-" + digest.hexdigest()[:20]
+    return doc_id_from(case.id, case.variant, "planted", index, json.dumps(doc, sort_keys=True, default=str))
 
 
 def context_for(case: BuiltCase, spec: Spec | None, max_tool_calls: int) -> ScenarioContext:
