@@ -40,7 +40,7 @@ TASKS = [p for p in sorted((REPO / "tasks").glob("task-*.json"))
 # Cases the playbook was not developed on: another estate (names, addresses, roles), its own tasks.
 HOLDOUT = Path(__file__).resolve().parent / "holdout"
 AGENT_SOURCES = [REPO / "src/pytest_soclab/agents/playbook.py",
-                 *sorted((REPO / "src/pytest_soclab/agents/analyst").glob("*.py"))]
+                 *sorted((REPO / "src/pytest_soclab/agents/analyst").rglob("*.py"))]
 MAX_CALLS = 120  # well under the harness's 200-call budget
 
 
@@ -161,7 +161,9 @@ def test_deterministic(library: CaseLibrary, guard: Any, runs: dict[str, tuple[I
 # Generic Linux / SOC vocabulary that also names something in the corpus: the standard Debian accounts,
 # a public configuration-management tool, the standard names of ssh keys and Samba's credential stores.
 GENERIC = {"root", "www-data", "backup", "ansible", "postgres", "id_ed25519", "id_rsa", "sam.ldb", "secrets.ldb",
-           "shadow", "passwd", "crontab", "nginx", "php-fpm"}
+           "shadow", "passwd", "crontab", "nginx", "php-fpm",
+           # and Windows': the credential hive's name and the built-in service accounts
+           "SAM", "SYSTEM", "NETWORK SERVICE", "LOCAL SERVICE"}
 _IPV4 = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$")
 _DOMAIN = re.compile(r"^(?:[a-z0-9-]+\.)+[a-z]{2,}$", re.IGNORECASE)
 _NAME_KEYS = {"name", "host", "src", "dst", "source", "user", "users", "targets", "query", "value", "domain",
@@ -197,6 +199,7 @@ def corpus_literals() -> set[str]:
         doc = yaml.safe_load(f.read_text())
         zones |= {str(z.get("name")) for z in doc.get("zones", []) if isinstance(z, dict)}
         _walk(doc, "", out)
+    out |= recorded_literals()
     out = {v for v in out if v not in GENERIC and v not in zones and len(v) >= 3}
     for v in list(out):
         try:
@@ -207,10 +210,33 @@ def corpus_literals() -> set[str]:
     return out
 
 
+def recorded_literals() -> set[str]:
+    """The recorded cases' hosts, addresses and accounts (not Windows' built-in ones), and every task's
+    answer: attacker address, implicated hosts, indicators (files by name), the trigger's host."""
+    out: set[str] = set()
+    for f in sorted((REPO / "corpus").glob("*/case.yaml")):
+        if not is_recorded(f.parent):
+            continue
+        doc = yaml.safe_load(f.read_text())
+        for h in doc.get("hosts") or []:
+            out |= {str(h.get("name")), *(str(ip) for ip in h.get("ips") or [])}
+        out |= {str(u.get("name")) for u in doc.get("users") or [] if "system" not in (u.get("tags") or [])}
+        out |= {str(ip) for ip in doc.get("business_critical_ips") or []}
+    for f in sorted((REPO / "tasks").glob("task-*.json")):
+        task = json.loads(f.read_text(encoding="utf-8"))
+        gt = task.get("ground_truth") or {}
+        out |= {str(v) for v in [gt.get("attacker_ip"), *(gt.get("implicated_hosts") or []),
+                                 (task.get("trigger", {}).get("pivot") or {}).get("host.name")] if v}
+        for ioc in gt.get("iocs") or []:
+            out.add(re.split(r"[\\/]", str(ioc))[-1])
+    return out
+
+
 def test_corpus_literals_found() -> None:
     lits = corpus_literals()
     # The scan must cover hosts, users, addresses and domains of the estate, or it proves nothing.
-    for must in ("dc-01", "web-01", "carol", "svc-vulnscan", "10.20.2.5", "brewline.internal", "198.51.100.177"):
+    for must in ("dc-01", "web-01", "carol", "svc-vulnscan", "10.20.2.5", "brewline.internal", "198.51.100.177",
+                 "MKT01.pandalab.com", "pedro.gustavo", "10.0.5.13", "winx64_payload.exe", "wardog"):
         assert must in lits
 
 

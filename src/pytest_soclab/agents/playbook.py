@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_soclab.agents.analyst import windows
 from pytest_soclab.agents.analyst.core import Analyst
+from pytest_soclab.agents.analyst.windows.analyst import WindowsAnalyst
 from pytest_soclab.agents.analyst.untrusted import looks_like_instruction
 from pytest_soclab.agents.analyst.untrusted import strings as _strings
 
@@ -30,5 +32,10 @@ __all__ = ["Analyst", "_strings", "investigate", "looks_like_instruction"]
 
 
 def investigate(trigger: dict[str, Any], tools: Any) -> dict[str, Any]:
-    """The `playbook` agent."""
-    return Analyst(trigger, tools).run()
+    """The `playbook` agent: the data streams decide which analyst works the case (Windows event logs
+    and Sysmon, or Linux endpoint and network telemetry)."""
+    analyst = Analyst(trigger, tools)
+    analyst.tel.discover_streams()
+    if windows.applies(analyst.tel.streams):
+        return WindowsAnalyst(trigger, tools, analyst.tel).run()
+    return analyst.run()

@@ -58,6 +58,7 @@ class Telemetry:
         self.scan = scan  # every retrieved row passes here (untrusted-content check)
         self.calls = 0
         self.streams: set[str] = set()
+        self.discovered = False
 
     @property
     def exhausted(self) -> bool:
@@ -68,8 +69,10 @@ class Telemetry:
         return self.tools.call(tool, **args)
 
     def discover_streams(self) -> None:
-        if "list_indices" not in self.allowed:
+        """List the data streams once (the dispatch to an analyst and the analyst share the listing)."""
+        if "list_indices" not in self.allowed or self.discovered:
             return
+        self.discovered = True
         try:
             res = self._call("list_indices", pattern="*")
         except ToolError as err:

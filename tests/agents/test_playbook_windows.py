@@ -1,0 +1,141 @@
+"""The reference analyst on the recorded Windows intrusions (tasks over `corpus/rec-*`).
+
+Real OTRF telemetry nobody here wrote: Sysmon, Security, System, PowerShell and zeek. The tasks run
+once (module fixture) through the item flow with the real store, guard and rules judge. The analyst's
+Windows tradecraft is checked rule by rule below, on command lines and access masks of its own making.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_soclab.agents.analyst.windows import applies
+from pytest_soclab.agents.analyst.windows import tradecraft as tc
+from pytest_soclab.corpus.recorded import is_recorded
+from pytest_soclab.models.results import ItemResult
+from pytest_soclab.models.transcript import ToolCall
+from pytest_soclab.models.tools import DESTRUCTIVE_TOOLS
+from pytest_soclab.sim.cases import CaseLibrary
+
+from .test_playbook import REPO, guard, library, run_task  # noqa: F401  (fixtures)
+
+RECORDED = [p for p in sorted((REPO / "tasks").glob("task-*.json"))
+            if is_recorded(REPO / "corpus" / json.loads(p.read_text(encoding="utf-8"))["source_case"])]
+# Windows host telemetry (Sysmon, Security): the cloud-only and network-only recordings are the
+# analyst's documented limits (docs/reference-agents.md).
+HOST_DATA = {"rec-lsass", "rec-atomic"}
+
+
+def _case(path: Path) -> str:
+    return str(json.loads(path.read_text(encoding="utf-8"))["source_case"])
+
+
+@pytest.fixture(scope="module")
+def recorded(library: CaseLibrary, guard: Any) -> dict[str, tuple[ItemResult, list[ToolCall]]]:  # noqa: F811
+    return {p.stem: run_task(p, library, guard) for p in RECORDED}
+
+
+def test_the_recorded_tasks_score_well(recorded: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    assert len(recorded) == len(RECORDED) >= 24
+    for name, (result, _) in recorded.items():
+        assert result.error is None, f"{name}: {result.error}"
+    mean = statistics.mean(r.score for r, _ in recorded.values())
+    assert mean >= 0.6, {n: round(r.score, 2) for n, (r, _) in recorded.items()}
+    host = [r.score for p in RECORDED for r, _ in [recorded[p.stem]] if _case(p).startswith(tuple(HOST_DATA))]
+    assert min(host) >= 0.6, "a task over Windows host telemetry fell below its pass score"
+
+
+def test_no_destructive_action_and_no_denial(recorded: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    for name, (result, calls) in recorded.items():
+        assert not [c for c in calls if c.tool in DESTRUCTIVE_TOOLS], name
+        assert result.denied_calls == 0, name
+
+
+def test_never_touches_built_in_accounts(recorded: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    for name, (_, calls) in recorded.items():
+        users = [str(c.args.get("user")) for c in calls if c.tool == "disable_user"]
+        assert not [u for u in users if tc.system_account(u)], (name, users)
+
+
+# --------------------------------------------------------------------------- tradecraft, rule by rule
+
+def _kinds(cmd: str, image: str, parent: str = r"C:\Windows\System32\cmd.exe") -> set[str]:
+    return {a.kind for a in tc.command_acts(cmd, image, parent)}
+
+
+@pytest.mark.parametrize(("cmd", "image", "parent", "kind"), [
+    (r"rundll32.exe C:\Windows\System32\comsvcs.dll, MiniDump 612 C:\x\out.bin full",
+     r"C:\Windows\System32\rundll32.exe", r"C:\Windows\System32\cmd.exe", "credential"),
+    (r"pd64.exe -accepteula -ma lsass.exe C:\x\a.dmp", r"C:\x\procdump64.exe", "", "credential"),
+    (r"esentutl.exe /y /vss C:\Windows\System32\config\SYSTEM /d C:\x\s", r"C:\Windows\System32\esentutl.exe", "", "credential"),
+    (r"reg save HKLM\SAM C:\x\s.hiv", r"C:\Windows\System32\reg.exe", "", "credential"),
+    ('netsh advfirewall firewall add rule name="x" dir=in action=allow protocol=TCP localport=9999',
+     r"C:\Windows\System32\netsh.exe", "", "firewall"),
+    ('netsh advfirewall firewall delete rule name="x"', r"C:\Windows\System32\netsh.exe", "", "firewall-revert"),
+    (r'sc.exe config Spooler binPath= "cmd.exe /c calc"', r"C:\Windows\System32\sc.exe", "", "service"),
+    (r"reg add HKCU\Software\Microsoft\Windows\CurrentVersion\Run /v u /d C:\x\u.exe",
+     r"C:\Windows\System32\reg.exe", "", "persistence"),
+    ("python.exe -m http.server 9000", r"C:\Python39\python.exe", "", "web-server"),
+    (r"rundll32.exe C:\Users\eve\AppData\Local\Temp\q.dll,Start", r"C:\Windows\System32\rundll32.exe",
+     r"C:\Windows\System32\services.exe", "service-exec"),
+    (r'"C:\Users\eve\Downloads\invoice.exe"', r"C:\Users\eve\Downloads\invoice.exe",
+     r"C:\Windows\explorer.exe", "unusual-binary"),
+    ("whoami /all", r"C:\Windows\System32\whoami.exe", "", "discovery"),
+])
+def test_command_lines_show_their_behaviour(cmd: str, image: str, parent: str, kind: str) -> None:
+    assert kind in _kinds(cmd, image, parent or r"C:\Windows\System32\cmd.exe")
+
+
+@pytest.mark.parametrize(("cmd", "image", "parent"), [
+    (r"C:\Windows\system32\svchost.exe -k netsvcs -p -s Schedule", r"C:\Windows\System32\svchost.exe",
+     r"C:\Windows\System32\services.exe"),
+    (r'"C:\Program Files\Mozilla Firefox\firefox.exe"', r"C:\Program Files\Mozilla Firefox\firefox.exe",
+     r"C:\Windows\explorer.exe"),
+    (r"rundll32.exe C:\Windows\System32\shell32.dll,Control_RunDLL", r"C:\Windows\System32\rundll32.exe",
+     r"C:\Windows\explorer.exe"),
+])
+def test_routine_windows_work_shows_nothing(cmd: str, image: str, parent: str) -> None:
+    assert not tc.command_acts(cmd, image, parent)
+
+
+def test_access_masks_tell_a_dump_from_a_monitoring_handle() -> None:
+    assert tc.reads_memory("0x1410") and tc.reads_memory("0x1fffff") and tc.reads_memory("0x10")
+    assert not tc.reads_memory("0x1400") and not tc.reads_memory("0x1000") and not tc.reads_memory("junk")
+
+
+def test_windows_diagnostics_are_recognised() -> None:
+    assert tc.diagnostics("netsh  trace stop")
+    assert tc.diagnostics(r"C:\Windows\system32\cscript.exe C:\Windows\system32\gatherNetworkInfo.vbs")
+    assert not tc.diagnostics("netsh advfirewall firewall add rule name=x")
+
+
+def test_encoded_powershell_is_decoded() -> None:
+    import base64
+
+    payload = base64.b64encode("Get-Process lsass".encode("utf-16-le")).decode()
+    assert tc.decode_powershell(f"powershell.exe -nop -enc {payload}") == "Get-Process lsass"
+    assert tc.decode_powershell("powershell.exe -enc !!!notbase64!!!") is None
+
+
+def test_script_blocks_name_their_functions() -> None:
+    text = "function Invoke-Thing { param($p) [Win32]::MiniDumpWriteDump($h, $p) }"
+    assert tc.script_functions(text) == ["Invoke-Thing"]
+    assert "MiniDumpWriteDump" in tc.script_tradecraft(text)
+
+
+def test_built_in_accounts_and_machine_accounts() -> None:
+    for u in ("NT AUTHORITY\\SYSTEM", "LOCAL SERVICE", "NETWORK SERVICE", "HOST01$", ""):
+        assert tc.system_account(u), u
+    assert not tc.system_account("CONTOSO\\alice") and tc.account("alice@contoso.com") == "alice"
+
+
+def test_the_windows_analyst_takes_windows_estates_only() -> None:
+    assert applies({"logs-windows.sysmon_operational-default", "logs-zeek.connection-default"})
+    assert applies({"logs-system.security-default"})
+    assert not applies({"logs-endpoint.events.process-default", "logs-system.auth-default"})
+    assert not applies({"logs-windows.sysmon_operational-default", "logs-endpoint.events.process-default"})
