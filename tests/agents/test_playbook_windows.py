@@ -62,6 +62,27 @@ def test_never_touches_built_in_accounts(recorded: dict[str, tuple[ItemResult, l
         assert not [u for u in users if tc.system_account(u)], (name, users)
 
 
+# Recordings the analyst was not developed on (other techniques, another lab's domain), with answer
+# keys written for them: the Windows tradecraft must carry over.
+HOLDOUT = Path(__file__).resolve().parent / "holdout_windows"
+
+
+@pytest.fixture(scope="module")
+def holdout(soclab_cache: Path, guard: Any) -> dict[str, tuple[ItemResult, list[ToolCall]]]:  # noqa: F811
+    lib = CaseLibrary(HOLDOUT, soclab_cache / "holdout-windows")
+    return {p.stem: run_task(p, lib, guard) for p in sorted((HOLDOUT / "tasks").glob("task-*.json"))}
+
+
+def test_generalises_to_unseen_recordings(holdout: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
+    """A regsvr32 scriptlet stager, a backdoor account created over WMI from another host, a scheduled
+    task running hidden PowerShell: every one passes, and none takes a destructive action."""
+    assert len(holdout) == 3
+    for name, (result, calls) in holdout.items():
+        assert result.error is None, f"{name}: {result.error}"
+        assert result.score >= 0.7, (name, result.score, result.report)
+        assert not [c for c in calls if c.tool in DESTRUCTIVE_TOOLS], name
+
+
 # --------------------------------------------------------------------------- tradecraft, rule by rule
 
 def _kinds(cmd: str, image: str, parent: str = r"C:\Windows\System32\cmd.exe") -> set[str]:

@@ -34,6 +34,8 @@ _HEADING = re.compile(r"^\s*(?:#{1,6}\s+.*|\*\*[^*]+\*\*:?\s*|[^|]*:\s*)$")
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)(?!/\d)")
 _PATH = re.compile(r"(?<![\w/:.\-~])(/(?:[^\s/\"'`|,;:()<>\[\]{}*]+/)*[^\s/\"'`|,;:()<>\[\]{}*]+)")
 _WINPATH = re.compile(r"(?<![\w])([A-Za-z]:\\(?:[^\s\\\"'`|,;:()<>\[\]{}*]+\\)*[^\s\\\"'`|,;:()<>\[\]{}*]+)")
+_ROOT_DIRS = frozenset({"bin", "boot", "dev", "etc", "home", "lib", "lib64", "media", "mnt", "opt", "proc", "root",
+                        "run", "sbin", "srv", "sys", "tmp", "usr", "var"})
 _BORING_IPS = {"0.0.0.0", "255.255.255.255"}
 # Before a phrase in its clause: the phrase is denied, doubted or asked about, not asserted
 # ("nothing suggests db-01 is compromised", "whether db-01 is compromised", "do not isolate dc-01").
@@ -194,9 +196,13 @@ class ReportText:
         return {m for m in _IPV4.findall(self._asserting) if _valid_ip(m)}
 
     def paths(self) -> set[str]:
-        found = set(_PATH.findall(self._asserting)) | set(_WINPATH.findall(self._asserting))
+        found = {p.rstrip(".") for p in _PATH.findall(self._asserting)}
+        # A one-component "path" is a Windows command-line switch (`/Create`, `/fi`, `/node`) unless it
+        # names a filesystem root directory.
+        found = {p for p in found if "/" in p[1:] or p[1:].lower() in _ROOT_DIRS}
+        found |= {p.rstrip(".") for p in _WINPATH.findall(self._asserting)}
         # Trailing sentence punctuation is not part of a path.
-        return {p.rstrip(".") for p in found if len(p.rstrip(".")) > 1}
+        return {p for p in found if len(p) > 1}
 
     def named(self, universe: Iterable[str]) -> set[str]:
         """The members of `universe` the report names (outside clearing sentences)."""

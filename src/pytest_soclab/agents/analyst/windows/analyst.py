@@ -72,7 +72,7 @@ class WindowsAnalyst(Investigation):
             what = "; ".join(dict.fromkeys(a.what for a in acts)) if acts else "where the activity starts"
             parent = f", started by {p.parent_name}" if p.parent_name else ""
             text = (f"{p.name} on {p.host} as {p.user or 'an unknown account'}{parent}: `{p.quoted()}` ({what})"
-                    if p.known else f"{p.name} ({p.exe or 'not in the recording'}) on {p.host} as {p.user}: the process "
+                    if p.known else f"{p.name}{_where(p.exe)} on {p.host} as {p.user}: the process "
                     "the activity ran in (its own start predates the recording)")
             if decoded:
                 text += f"; decoded: `{' '.join(decoded.split())[:160]}`"
@@ -93,9 +93,12 @@ class WindowsAnalyst(Investigation):
     def decide(self) -> None:
         c = self.case
         weights: dict[str, int] = {}
-        for f in c.findings:
-            key = f.technique or f.text[:20]
-            weights[key] = max(weights.get(key, 0), f.weight)
+        # Each kind of behaviour counts once, at its strongest: the findings' and every act of the
+        # attacker's processes (a process shows several).
+        marks = [(f.technique or f.text[:20], f.weight) for f in c.findings]
+        marks += [(a.technique or a.kind, a.weight) for e in c.activity if e in c.procs for a in c.procs[e].acts]
+        for key, weight in marks:
+            weights[key] = max(weights.get(key, 0), weight)
         score = sum(weights.values())
         top = max(weights.values(), default=0)
         only_reverted = c.reverted and top < DAMNING and not c.exposures
@@ -158,3 +161,7 @@ def _binpath(cmd: str) -> str:
         return ""
     rest = cmd[i + len("binpath"):].lstrip(" =").strip().strip('"')
     return rest.split('"')[0].split(" ")[0]
+
+
+def _where(exe: str) -> str:
+    return f" ({exe})" if exe and not tc.windows_binary(exe) else ""

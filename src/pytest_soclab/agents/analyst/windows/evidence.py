@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_soclab.agents.analyst.windows.tradecraft import Act, account, base, command_acts
+from pytest_soclab.agents.analyst.windows.tradecraft import Act, account, base, command_acts, windows_binary
 
-_SWITCH = re.compile(r"\s/[A-Za-z?]")
+_PROGRAM = re.compile(r'^(?:"([^"]+)"|(\S+))')
 
 # The process fields every process query keeps (Sysmon 1 and the other Sysmon events alike).
 PROC_FIELDS = ("_id", "_index", "@timestamp", "host.name", "process.entity_id", "process.pid", "process.name",
@@ -56,13 +56,13 @@ class WinProc:
     def weight(self) -> int:
         return max((a.weight for a in self.acts), default=0)
 
-    def quoted(self, n: int = 140) -> str:
-        """The command line as the report cites it: up to its first switch (`/x` reads as a path to
-        anyone scanning the report for file names), then an ellipsis."""
+    def quoted(self, n: int = 220) -> str:
+        """The command line as the report cites it: a program Windows ships by its file name (where it
+        lives is not the point), anything else as it ran."""
         text = " ".join((self.cmd or self.exe or self.name).split())
-        cut = _SWITCH.search(text)
-        if cut:
-            text = text[: cut.start()] + " ..."
+        m = _PROGRAM.match(text)
+        if m and windows_binary(m.group(1) or m.group(2)):
+            text = base(m.group(1) or m.group(2)) + text[m.end():]
         return text if len(text) <= n else text[: n - 3] + "..."
 
 

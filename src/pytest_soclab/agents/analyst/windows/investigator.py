@@ -162,13 +162,13 @@ class Investigation:
     def trace(self) -> None:
         if self.seed is None:
             return
-        if self.seed.lname in tc.SESSION_BOUNDARIES:
-            # Windows did it on someone's request (the service manager writing a service's ImagePath):
-            # the activity is the request, in the moments before.
-            for p in self.requesters(self.seed):
-                self.take_activity(self.ancestry(p))
-        root = self.ancestry(self.seed)
-        self.take_activity(root)
+        asked = self.requesters(self.seed) if self.seed.lname in tc.SESSION_BOUNDARIES else []
+        # Windows did it on someone's request (the service manager writing a service's ImagePath, the
+        # RPC host carrying a remote call): the activity is the request, in the moments before.
+        for p in asked:
+            self.take_activity(self.ancestry(p))
+        if not asked:
+            self.take_activity(self.ancestry(self.seed))
         starts = [self.case.procs[e].start for e in self.case.activity if self.case.procs[e].start]
         lo = min(starts + [self.window[0]]) if starts else self.window[0]
         hi = max(starts + [self.window[1]]) if starts else self.window[1]
@@ -523,10 +523,18 @@ class Investigation:
         """A service installed on the pivot host over a network logon: back to the source host and the
         process there that connected to us."""
         a = self.service_alert
-        if a is None:
+        if a is not None:
+            target = str(a.get("host.name") or self.pivot_host)
+            t = str(a.get("kibana.alert.original_time") or a.get("@timestamp"))
+        else:
+            # Or a root started by WMI or the service manager (remote execution lands there) that did harm.
+            roots = [self.case.procs[e] for e in self.case.roots if e in self.case.procs]
+            remote = [p for p in roots if tc.base(p.parent_name) in tc.REMOTE_EXEC_PARENTS and p.weight >= 3]
+            if not remote:
+                return
+            target, t = remote[0].host, remote[0].start
+        if not target or not t:
             return
-        target = str(a.get("host.name") or self.pivot_host)
-        t = str(a.get("kibana.alert.original_time") or a.get("@timestamp"))
         rows = self.esql(f'FROM {SECURITY} | WHERE host.name == {q(target)} AND event.code == "4624" AND '
                          f'winlog.event_data.LogonType == "3" AND @timestamp >= "{clock.shift(t, -300)}" AND '
                          f'@timestamp <= "{clock.shift(t, 5)}" | STATS n = COUNT(*) BY source.ip, user.name | LIMIT 20')
@@ -543,7 +551,11 @@ class Investigation:
                          f"| SORT @timestamp | {keep(PROC_FIELDS + ('source.ip', 'destination.ip', 'destination.port'))} | LIMIT 20")
         if not rows:
             return
-        r = rows[0]
+        # The service hosts (RPC's endpoint mapper in svchost) carry every remote call: the process
+        # behind it is the one that is not Windows' own, when there is one.
+        r = next((x for x in rows if tc.base(x.get("process.name")) not in tc.SESSION_BOUNDARIES), rows[0])
+        if not target_ips and is_ip(str(r.get("destination.ip"))):
+            self.case.host_ips.setdefault(target, set()).add(str(r.get("destination.ip")))
         eid = str(r.get("process.entity_id"))
         p = self.procs_by_id({eid}).get(eid) or WinProc.from_row(r)
         self.case.procs.setdefault(p.eid, p)

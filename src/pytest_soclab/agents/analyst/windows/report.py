@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_soclab.agents.analyst import clock
 from pytest_soclab.agents.analyst.report import redact
+from pytest_soclab.agents.analyst.windows import tradecraft as tc
 from pytest_soclab.models import attack_techniques
 
 if TYPE_CHECKING:
@@ -86,7 +87,8 @@ def verdict(a: WindowsAnalyst) -> list[str]:
     roots = sorted((c.procs[e] for e in c.roots if e in c.procs), key=lambda p: p.start or "~")
     if roots:
         r = roots[0]
-        story.append(f"It starts with {r.name} ({r.exe or 'its image is not in the recording'}), started by "
+        where = f" ({r.exe})" if r.exe and not tc.windows_binary(r.exe) else ""
+        story.append(f"It starts with {r.name}{where}, started by "
                      f"{r.parent_name or 'a process outside the recording'}.")
     if c.dumped:
         story.append(f"Credentials were dumped from LSASS memory (credential dumping, T1003.001) with "
@@ -94,12 +96,15 @@ def verdict(a: WindowsAnalyst) -> list[str]:
                      f"{who}'s first, must be taken as stolen.")
     peers = [p for p in c.peers.values() if p.role == "attacker"]
     for p in peers:
+        seen = f"; zeek shows the session from {ip or host}" if p.zeek else ""
         story.append(f"The implant is controlled from {p.ip} (command-and-control, C2, on port "
-                     f"{', '.join(str(x) for x in sorted(p.ports))}); zeek shows the session from {ip or host}.")
+                     f"{', '.join(str(x) for x in sorted(p.ports))}){seen}.")
     if c.lateral_accounts:
         others = [h for h in c.hosts if h != host]
-        story.append(f"The attacker moved laterally with {', '.join(c.lateral_accounts)}'s credentials by creating a "
-                     f"service remotely{' on ' + ', '.join(others) if others else ''}.")
+        how = ("by creating a service remotely" if "T1543.003" in c.techniques else
+               "through WMI" if "T1047" in c.techniques else "by remote execution")
+        story.append(f"The attacker moved laterally with {', '.join(c.lateral_accounts)}'s credentials {how}"
+                     f"{' between ' + ' and '.join(c.hosts) if others else ''}.")
     if c.exposures:
         story.append(f"Still exposed: {'; '.join(c.exposures)}.")
     if c.reverted:

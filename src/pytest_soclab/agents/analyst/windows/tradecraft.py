@@ -147,26 +147,26 @@ _COMMAND_RULES: tuple[tuple[str, str, int, str, str], ...] = (
     (r"sekurlsa::|lsadump::|kerberos::|invoke-mimikatz", "credential", 5, "T1003.001", "Mimikatz credential commands"),
     (r"\besentutl(?:\.exe)?\b.*\b(?:sam|system|security|ntds(?:\.dit)?)\b", "credential", 5, "T1003.002",
      "a credential hive copied with esentutl"),
-    (r"\breg(?:\.exe)?\s+save\s+hklm\\(?:sam|system|security)\b", "credential", 5, "T1003.002",
+    (r"\breg(?:\.exe)?\"?\s+save\s+hklm\\(?:sam|system|security)\b", "credential", 5, "T1003.002",
      "a credential hive saved with reg save"),
     (r"\bntdsutil\b.*\bifm\b|\\ntds\.dit\b", "credential", 5, "T1003.003", "the AD database (ntds.dit) copied"),
-    (r"\bvssadmin(?:\.exe)?\s+create\s+shadow\b", "credential", 3, "T1003.002", "a shadow copy created"),
-    (r"\bnetsh(?:\.exe)?\s+(?:advfirewall\s+firewall|firewall)\s+(?:add|set)\b", "firewall", 4, "T1562.004",
+    (r"\bvssadmin(?:\.exe)?\"?\s+create\s+shadow\b", "credential", 3, "T1003.002", "a shadow copy created"),
+    (r"\bnetsh(?:\.exe)?\"?\s+(?:advfirewall\s+firewall|firewall)\s+(?:add|set)\b", "firewall", 4, "T1562.004",
      "a Windows Firewall rule added with netsh"),
-    (r"\bnetsh(?:\.exe)?\s+(?:advfirewall\s+firewall|firewall)\s+delete\b", "firewall-revert", 1, "T1562.004",
+    (r"\bnetsh(?:\.exe)?\"?\s+(?:advfirewall\s+firewall|firewall)\s+delete\b", "firewall-revert", 1, "T1562.004",
      "the firewall rule deleted again"),
-    (r"\bnetsh(?:\.exe)?\s+advfirewall\s+set\b.*\bstate\s+off\b", "firewall", 5, "T1562.004",
+    (r"\bnetsh(?:\.exe)?\"?\s+advfirewall\s+set\b.*\bstate\s+off\b", "firewall", 5, "T1562.004",
      "the Windows Firewall turned off"),
     (r"new-netfirewallrule\b", "firewall", 4, "T1562.004", "a Windows Firewall rule added with PowerShell"),
-    (r"\bsc(?:\.exe)?\s+(?:\\\\\S+\s+)?config\b.*\bbinpath\s*=", "service", 5, "T1543.003",
+    (r"\bsc(?:\.exe)?\"?\s+(?:\\\\\S+\s+)?config\b.*\bbinpath\s*=", "service", 5, "T1543.003",
      "a service's binary path changed"),
-    (r"\bsc(?:\.exe)?\s+(?:\\\\\S+\s+)?create\b", "service", 4, "T1543.003", "a service created"),
-    (r"\bsc(?:\.exe)?\s+(?:\\\\\S+\s+)?start\b", "service-start", 2, "T1569.002", "a service started"),
+    (r"\bsc(?:\.exe)?\"?\s+(?:\\\\\S+\s+)?create\b", "service", 4, "T1543.003", "a service created"),
+    (r"\bsc(?:\.exe)?\"?\s+(?:\\\\\S+\s+)?start\b", "service-start", 2, "T1569.002", "a service started"),
     (r"userinitmprlogonscript", "persistence", 5, "T1037.001", "a logon script registered (UserInitMprLogonScript)"),
     (r"\\currentversion\\run(?:once)?\b", "persistence", 4, "T1547.001", "a Run key written"),
     (r"\\winlogon\\?\s*/v\s+(?:shell|userinit)\b", "persistence", 5, "T1547.004", "Winlogon helper changed"),
-    (r"\bschtasks(?:\.exe)?\s+/create\b", "persistence", 4, "T1053.005", "a scheduled task created"),
-    (r"\b(?:wevtutil(?:\.exe)?\s+cl|clear-eventlog)\b", "log-clear", 4, "T1070.001", "an event log cleared"),
+    (r"\bschtasks(?:\.exe)?\"?\s+/create\b", "persistence", 4, "T1053.005", "a scheduled task created"),
+    (r"\b(?:wevtutil(?:\.exe)?\"?\s+cl|clear-eventlog)\b", "log-clear", 4, "T1070.001", "an event log cleared"),
     (r"-m\s+(?:http\.server|simplehttpserver)\b", "web-server", 4, "T1105", "an ad-hoc web server started"),
     (r"\b(?:iex|invoke-expression)\b.*\b(?:downloadstring|webclient|invoke-webrequest|iwr)\b"
      r"|\b(?:downloadstring|downloadfile)\s*\(", "download", 4, "T1105", "a download cradle"),
@@ -174,15 +174,26 @@ _COMMAND_RULES: tuple[tuple[str, str, int, str, str], ...] = (
      "a file downloaded with a Windows utility"),
     (r"\s-(?:e|en|enc|enco|encodedcommand)\s+[a-z0-9+/=]{16,}", "obfuscation", 3, "T1027",
      "an encoded PowerShell command"),
-    (r"\bnet1?(?:\.exe)?\s+user\b.*\s/add\b", "account", 4, "T1136.001", "a local account created"),
-    (r"\bnet1?(?:\.exe)?\s+localgroup\s+administrators\b.*\s/add\b", "account", 4, "T1098",
+    (r"\bnet1?(?:\.exe)?\"?\s+user\b.*\s/add\b", "account", 4, "T1136.001", "a local account created"),
+    (r"\bregsvr32(?:\.exe)?\b.*(?:/i:\s*\S*(?:https?:|\.sct)|scrobj\.dll)", "proxy-exec", 5, "T1218.010",
+     "regsvr32 ran a remote or scriptlet COM object (Squiblydoo)"),
+    (r"\bmshta(?:\.exe)?\b.*(?:https?:|javascript:|vbscript:)", "proxy-exec", 5, "T1218.005",
+     "mshta ran a script or a remote HTML application"),
+    (r"\bwmic(?:\.exe)?\b.*/node:\s*\S+.*\bprocess\s+call\s+create\b", "remote-exec", 5, "T1047",
+     "a process started on another host through WMI"),
+    (r"\bwmic(?:\.exe)?\b.*\bprocess\s+call\s+create\b", "wmi-exec", 3, "T1047", "a process started through WMI"),
+    (r"\b(?:iex|invoke-expression)\b.*(?:frombase64string|\[text\.encoding\])", "obfuscation", 4, "T1027",
+     "PowerShell running code it decodes at run time"),
+    (r"\b(?:installutil|msbuild|cmstp)(?:\.exe)?\b.*(?:\\users\\|\\temp\\|\\programdata\\|/s\b)", "proxy-exec", 4,
+     "T1218", "a signed Windows binary used to run the attacker's code"),
+    (r"\bnet1?(?:\.exe)?\"?\s+localgroup\s+administrators\b.*\s/add\b", "account", 4, "T1098",
      "an account added to the administrators"),
 )
 _RULES = [(re.compile(p, re.IGNORECASE), k, w, t, d) for p, k, w, t, d in _COMMAND_RULES]
 
 # Windows' own network diagnostics: `netsh trace stop` runs gatherNetworkInfo.vbs, which exports
 # registry keys (the credential providers among them), event logs and gpresult. Alarming, and Windows'.
-_DIAGNOSTICS = re.compile(r"\bnetsh(?:\.exe)?\s+trace\b|gathernetworkinfo\.vbs", re.IGNORECASE)
+_DIAGNOSTICS = re.compile(r"\bnetsh(?:\.exe)?\"?\s+trace\b|gathernetworkinfo\.vbs", re.IGNORECASE)
 
 
 def diagnostics(cmd: str | None) -> bool:
@@ -281,6 +292,8 @@ NETWORK_LOGON_TYPES = ("3",)
 REMOTE_INTERACTIVE_LOGON_TYPES = ("10",)
 # Named pipes remote administration goes through (5145 RelativeTargetName).
 ADMIN_PIPES = frozenset({"svcctl", "atsvc", "winreg", "samr", "lsarpc", "drsuapi", "psexesvc", "srvsvc"})
+# Where remote execution surfaces on the target: WMI's provider host, the service manager, WinRM's host.
+REMOTE_EXEC_PARENTS = frozenset({"wmiprvse.exe", "services.exe", "wsmprovhost.exe"})
 EXEC_PIPES = frozenset({"svcctl", "atsvc", "psexesvc", "remcom_communicaton", "paexec"})
 LATERAL_PORTS = {135: "RPC", 139: "NetBIOS", 445: "SMB", 3389: "RDP", 5985: "WinRM", 5986: "WinRM"}
 # Services the estate's core hosts provide (zeek ports): never block an address that serves them.
