@@ -25,6 +25,7 @@ from typing import Any
 from pytest_soclab.agents.analyst import windows
 from pytest_soclab.agents.analyst.core import Analyst
 from pytest_soclab.agents.analyst.windows.analyst import WindowsAnalyst
+from pytest_soclab.agents.analyst.windows.sensor import SensorAnalyst, sensor_only
 from pytest_soclab.agents.analyst.untrusted import looks_like_instruction
 from pytest_soclab.agents.analyst.untrusted import strings as _strings
 
@@ -33,9 +34,11 @@ __all__ = ["Analyst", "_strings", "investigate", "looks_like_instruction"]
 
 def investigate(trigger: dict[str, Any], tools: Any) -> dict[str, Any]:
     """The `playbook` agent: the data streams decide which analyst works the case (Windows event logs
-    and Sysmon, or Linux endpoint and network telemetry)."""
+    and Sysmon; the network sensor alone; Linux endpoint and network telemetry)."""
     analyst = Analyst(trigger, tools)
     analyst.tel.discover_streams()
     if windows.applies(analyst.tel.streams):
         return WindowsAnalyst(trigger, tools, analyst.tel).run()
+    if sensor_only(analyst.tel.streams):
+        return SensorAnalyst(trigger, tools, analyst.tel).run()
     return analyst.run()

@@ -91,10 +91,16 @@ def _walk_source(src: Any, prefix: str, out: Found, known: dict[str, set[str]]) 
         return
     kind = _kind_of_field(prefix)
     for v in _scalars(src):
-        if kind:
-            out.add(kind, v)
-        else:
-            _classify_loose(v, out, known)
+        _classify(kind, v, out, known)
+
+
+def _classify(kind: str | None, v: Any, out: Found, known: dict[str, set[str]]) -> None:
+    if not kind:
+        _classify_loose(v, out, known)
+        return
+    out.add(kind, v)
+    if kind == "domains" and v in known.get("hosts", ()):
+        out.hosts.add(v)  # a DNS lookup of one of the estate's hosts (its NetBIOS name or FQDN) shows the host
 
 
 def _classify_loose(v: Any, out: Found, known: dict[str, set[str]]) -> None:
@@ -133,7 +139,7 @@ def _walk_hits(hits: dict[str, Any], out: Found, known: dict[str, set[str]], sou
         for name, vals in (hit.get("fields") or {}).items():
             kind = _kind_of_field(name)
             for v in _scalars(vals):
-                out.add(kind, v) if kind else _classify_loose(v, out, known)
+                _classify(kind, v, out, known)
 
 
 _DS_BACKING = re.compile(r"^\.ds-(.+)-\d{4}\.\d{2}\.\d{2}-\d+$")
@@ -170,7 +176,7 @@ def extract(
             for name, v in zip(cols, row):
                 kind = _kind_of_field(name)
                 for s in _scalars(v):
-                    out.add(kind, s) if kind else _classify_loose(s, out, known)
+                    _classify(kind, s, out, known)
             if idx_col is not None and isinstance(row[idx_col], str):
                 sources.add(data_stream_of(row[idx_col]))
         if not sources:
