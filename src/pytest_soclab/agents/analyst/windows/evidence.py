@@ -17,6 +17,11 @@ PROC_FIELDS = ("_id", "_index", "@timestamp", "host.name", "process.entity_id", 
                "winlog.event_data.LogonId", "winlog.event_data.IntegrityLevel")
 
 
+def ref_of(row: dict[str, Any]) -> tuple[str, str] | None:
+    """(index, _id) of a retrieved row, when the query kept them."""
+    return (str(row["_index"]), str(row["_id"])) if row.get("_id") else None
+
+
 @dataclass
 class WinProc:
     eid: str
@@ -43,7 +48,7 @@ class WinProc:
             parent_eid=str(r.get("process.parent.entity_id") or ""), parent_name=str(r.get("process.parent.name") or ""),
             parent_exe=str(r.get("process.parent.executable") or ""), user=account(r.get("user.name")),
             start=str(r.get("@timestamp") or ""), pid=str(r.get("process.pid") or ""),
-            ref=(str(r.get("_index")), str(r.get("_id"))) if r.get("_id") else None,
+            ref=ref_of(r),
         )
         p.acts = command_acts(p.cmd, p.exe or p.name, p.parent_exe or p.parent_name)
         return p

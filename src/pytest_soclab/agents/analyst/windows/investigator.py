@@ -15,7 +15,7 @@ from pytest_soclab.agents.analyst import clock
 from pytest_soclab.agents.analyst.store import ALERTS, Telemetry, q, q_in
 from pytest_soclab.agents.analyst.tradecraft import is_ip
 from pytest_soclab.agents.analyst.windows import tradecraft as tc
-from pytest_soclab.agents.analyst.windows.evidence import PROC_FIELDS, Finding, Peer, WinCase, WinProc
+from pytest_soclab.agents.analyst.windows.evidence import PROC_FIELDS, Finding, Peer, WinCase, WinProc, ref_of
 
 SYSMON = "logs-windows.sysmon_operational-*"
 SECURITY = "logs-system.security-*"
@@ -152,7 +152,7 @@ class Investigation:
                                       f"Sysmon on {host} shows {r.get('process.name')} ({r.get('process.executable')}) "
                                       f"connecting from {r.get('source.ip')} to {outside}:{r.get('destination.port')}: "
                                       f"the zeek session's internal address {inside} is {host}.",
-                                      "T1571" if port and port not in (80, 443) else "", (str(r["_index"]), str(r["_id"])), 3))
+                                      "T1571" if port and port not in (80, 443) else "", ref_of(r), 3))
                 eid = str(r.get("process.entity_id") or "")
                 self.seed = self.procs_by_id({eid}).get(eid) or WinProc.from_row(r)
                 self.case.procs.setdefault(self.seed.eid, self.seed)
@@ -169,11 +169,30 @@ class Investigation:
             self.take_activity(self.ancestry(p))
         if not asked:
             self.take_activity(self.ancestry(self.seed))
-        starts = [self.case.procs[e].start for e in self.case.activity if self.case.procs[e].start]
+        self.window = self.activity_window()
+        self.orphans()
+        self.service_runs()
+
+    def activity_window(self) -> tuple[str, str]:
+        starts = [self.case.procs[e].start for e in self.case.activity if e in self.case.procs and self.case.procs[e].start]
         lo = min(starts + [self.window[0]]) if starts else self.window[0]
         hi = max(starts + [self.window[1]]) if starts else self.window[1]
-        self.window = (lo, hi)
-        self.service_runs()
+        return lo, hi
+
+    def orphans(self) -> None:
+        """Process starts whose parent the recording lost (no parent fields) on the activity's host, by
+        its account, in its time, that do something damning: part of the activity."""
+        if self.seed is None or not self.window[0]:
+            return
+        users = {self.case.procs[e].user for e in self.case.activity if e in self.case.procs} - {""}
+        rows = self.esql(f'FROM {SYSMON} METADATA _id, _index | WHERE event.code == "1" AND host.name == {q(self.seed.host)} '
+                         f"AND process.parent.entity_id IS NULL AND {self.in_window(-60, 900)} | SORT @timestamp "
+                         f"| {keep(PROC_FIELDS)} | LIMIT 200")
+        for r in rows:
+            p = WinProc.from_row(r)
+            if p.user in users and p.weight >= 4 and p.eid not in self.case.activity:
+                self.case.procs.setdefault(p.eid, p)
+                self.take_activity(p)
 
     def requesters(self, p: WinProc) -> list[WinProc]:
         """Process starts on the host in the two minutes before whose command lines do something damning
@@ -282,6 +301,7 @@ class Investigation:
             for r in rows:
                 handle(r)
         self.script_blocks(host)
+        self.firewall_store(host)
 
     def lsass_access(self, host: str) -> None:
         """Who opened lsass.exe in the window, with which rights: reading memory (0x10) is a dump;
@@ -326,7 +346,7 @@ class Investigation:
         self.case.add(Finding(str(first.get("@timestamp") or r.get("first")), str(first.get("host.name") or ""),
                               f"{_named(exe)} opened lsass.exe with {', '.join(masks)} (memory read){via}, as {user}: "
                               "LSASS memory was read, the credentials cached there must be taken as stolen.",
-                              "T1003.001", (str(first["_index"]), str(first["_id"])) if first.get("_id") else None, 5))
+                              "T1003.001", ref_of(first), 5))
         if eid not in self.case.activity:
             if p is not None:
                 root = self.ancestry(p)
@@ -354,7 +374,7 @@ class Investigation:
         if peer.count == 1:
             self.case.add(Finding(str(r.get("@timestamp")), host,
                                   f"{r.get('process.name')} on {host} ({src}) connected to {ip}:{r.get('destination.port')} "
-                                  "(Sysmon 3).", "", (str(r["_index"]), str(r["_id"])), 3))
+                                  "(Sysmon 3).", "", ref_of(r), 3))
 
     def registry(self, r: dict[str, Any]) -> None:
         act = tc.registry_act(r.get("registry.path"))
@@ -363,7 +383,7 @@ class Investigation:
         data = " ".join(tc.listed(r.get("registry.data.strings")))[:160]
         self.case.add(Finding(str(r.get("@timestamp")), str(r.get("host.name")),
                               f"{r.get('process.name')} wrote {r.get('registry.path')}" + (f" = {data}" if data else "")
-                              + f": {act.what}.", act.technique, (str(r["_index"]), str(r["_id"])), act.weight))
+                              + f": {act.what}.", act.technique, ref_of(r), act.weight))
 
     def file_event(self, r: dict[str, Any]) -> None:
         path = str(r.get("file.path") or "")
@@ -375,7 +395,7 @@ class Investigation:
             self.case.add(Finding(str(r.get("@timestamp")), str(r.get("host.name")),
                                   f"{path} was written by {r.get('process.name')}: the file came from the internet "
                                   f"(Mark of the Web){': ' + contents if contents else ''}.", "",
-                                  (str(r["_index"]), str(r["_id"])), 2))
+                                  ref_of(r), 2))
             return
         interesting = (name.endswith((".dmp", ".exe", ".dll", ".ps1", ".bat", ".vbs", ".hta", ".zip", ".7z"))
                        or name in {"sam", "system", "security", "ntds.dit"})
@@ -385,16 +405,36 @@ class Investigation:
         self.case.add(Finding(str(r.get("@timestamp")), str(r.get("host.name")),
                               f"{r.get('process.name')} created {path} ({what}).",
                               "T1003.002" if what.startswith("a copy") else "T1003.001" if name.endswith(".dmp") else "",
-                              (str(r["_index"]), str(r["_id"])), 4 if what != "a file" else 2))
+                              ref_of(r), 4 if what != "a file" else 2))
+
+    def firewall_store(self, host: str) -> None:
+        """A firewall change by the activity is written by the firewall service (svchost), not by netsh:
+        the rules it stored (FirewallRules) in the moments after, and whether they are still there."""
+        acts = [a for e in self.case.activity if e in self.case.procs for a in self.case.procs[e].acts]
+        if not any(a.kind == "firewall" for a in acts):
+            return
+        rows = self.esql(f'FROM {SYSMON} METADATA _id, _index | WHERE event.code IN ("12", "13", "14") AND host.name == '
+                         f'{q(host)} AND registry.path LIKE "*FirewallRules*" AND {self.in_window(-10, 600)} | SORT @timestamp '
+                         "| KEEP _id, _index, @timestamp, event.code, event.action, process.name, registry.path, "
+                         "registry.data.strings | LIMIT 20")
+        for r in rows[:6]:
+            data = " ".join(tc.listed(r.get("registry.data.strings")))[:180]
+            self.case.add(Finding(str(r.get("@timestamp")), host,
+                                  f"{r.get('process.name')} ({r.get('event.action') or 'event ' + str(r.get('event.code'))}) "
+                                  f"{r.get('registry.path')}" + (f" = {data}" if data else "")
+                                  + ": the rule as the firewall stored it (FirewallRules).", "T1562.004", ref_of(r), 3))
 
     def script_blocks(self, host: str) -> None:
         """PowerShell the activity ran (4104 script blocks in its time): the functions a tool defines
-        name it, and its calls show what it did."""
+        name it, and its calls show what it did. An implant can host PowerShell in its own process (no
+        powershell.exe starts), so a memory read by the implant is a reason to look too."""
         shells = [self.case.procs[e] for e in self.case.activity
                   if e in self.case.procs and self.case.procs[e].lname in {"powershell.exe", "pwsh.exe"}]
-        if not shells or not self.tel.has(POWERSHELL):
+        dumps = [f.time for f in self.case.findings if f.technique == "T1003.001" and f.time]
+        if not (shells or dumps) or not self.tel.has(POWERSHELL):
             return
-        lo = min(p.start for p in shells if p.start) if any(p.start for p in shells) else self.window[0]
+        starts = [p.start for p in shells if p.start] + [clock.shift(t, -300) for t in dumps]
+        lo = min(starts) if starts else self.window[0]
         rows = self.esql(f'FROM {POWERSHELL} METADATA _id, _index | WHERE event.code == "4104" AND host.name == {q(host)} AND '
                          f'@timestamp >= "{lo}" AND @timestamp <= "{clock.shift(self.window[1], 3600)}" | SORT @timestamp '
                          "| KEEP _id, _index, @timestamp, powershell.file.script_block_text | LIMIT 300")
@@ -409,7 +449,7 @@ class Investigation:
             self.case.add(Finding(str(r.get("@timestamp")), host,
                                   f"a PowerShell script block{named} uses {', '.join(marks[:4])}"
                                   + (": an LSASS memory dump from PowerShell." if dump else "."),
-                                  "T1003.001" if dump else "T1059.001", (str(r["_index"]), str(r["_id"])), 5 if dump else 3))
+                                  "T1003.001" if dump else "T1059.001", ref_of(r), 5 if dump else 3))
             if dump:
                 self.case.dumped.append(funcs[0] if funcs else "PowerShell")
 
@@ -502,7 +542,7 @@ class Investigation:
                               f"{target} logged a network logon (4624 type {logon.get('winlog.event_data.LogonType')}, "
                               f"{logon.get('winlog.event_data.AuthenticationPackageName')}) of {', '.join(users)} from {src}"
                               + (f", then access to the {', '.join(pipes)} named pipe over IPC$ (5145)" if pipes else "") + ".",
-                              "T1021.002", (str(logon["_index"]), str(logon["_id"])), 4))
+                              "T1021.002", ref_of(logon), 4))
         svc = self.esql(f"FROM {SECURITY}{', ' + self.system_streams() if self.system_streams() else ''} METADATA _id, _index "
                         f'| WHERE host.name == {q(target)} AND event.code IN ("4697", "7045") AND '
                         f'@timestamp >= "{clock.shift(since, -120)}" AND @timestamp <= "{clock.shift(since, 3600)}" '
@@ -513,7 +553,7 @@ class Investigation:
             self.case.add(Finding(str(r.get("@timestamp")), target,
                                   f"{target}: service {r.get('service.name')} installed (event {r.get('event.code')}) with "
                                   f"binary {binary}, by {tc.account(r.get('user.name'))} over that logon: remote service "
-                                  "creation for lateral movement.", "T1543.003", (str(r["_index"]), str(r["_id"])), 5))
+                                  "creation for lateral movement.", "T1543.003", ref_of(r), 5))
             self.case.techniques.setdefault("T1569.002", "service execution")
         if target not in self.case.hosts:
             self.case.hosts.append(target)
@@ -562,12 +602,32 @@ class Investigation:
         self.case.add(Finding(str(r.get("@timestamp")), p.host,
                               f"the source {src} is {p.host}: {p.name} ({p.exe}) there connected to {target} "
                               f"{r.get('destination.ip')}:{r.get('destination.port')} (Sysmon 3).", "T1021.002",
-                              (str(r["_index"]), str(r["_id"])), 4))
+                              ref_of(r), 4))
         self.seed = p
         self.window = (t, t)
         self.trace()
 
     # -- 8. the host's own work -----------------------------------------------------------------------------
+    def machine_logons(self, host: str) -> None:
+        """Computer accounts (NAME$) logging on over the network to the hosts involved: servers doing their
+        rounds (an event collector, a management server), not the attack, unless they come from a host
+        the attacker holds."""
+        held = {ip for h in self.case.hosts for ip in self.case.host_ips.get(h, set())}
+        # and the servers the attacker's hosts logged on to (the domain controller's lookups)
+        served = self.esql(f'FROM {SECURITY} | WHERE event.code == "4624" AND source.ip IN ({q_in(held or {"0.0.0.0"})}) '
+                           f"AND {self.in_window(-600, 900)} | STATS n = COUNT(*) BY host.name | LIMIT 10")
+        hosts = list(dict.fromkeys([host, *self.case.hosts, *(str(r.get("host.name")) for r in served)]))
+        rows = self.esql(f'FROM {SECURITY} | WHERE event.code == "4624" AND host.name IN ({q_in(hosts)}) AND '
+                         f'user.name LIKE "*$" AND {self.in_window(-600, 900)} | STATS n = COUNT(*) BY user.name, '
+                         "source.ip, host.name | SORT n DESC | LIMIT 20")
+        for r in rows:
+            user, src, target = str(r.get("user.name")), str(r.get("source.ip") or ""), str(r.get("host.name"))
+            own = user.rstrip("$").lower() == target.split(".")[0].lower()
+            if own or not is_ip(src) or src in held or src in ("127.0.0.1", "::1"):
+                continue
+            self.case.told_apart.append(f"{user} from {src} logged on to {target} {r.get('n')} times: a computer "
+                                        "account doing its rounds (event collection or management), not the attack.")
+
     def housekeeping(self) -> None:
         host = self.seed.host if self.seed else self.pivot_host
         if not host or not self.window[0]:
@@ -602,8 +662,9 @@ class Investigation:
             self.case.told_apart.append(
                 "Windows Filtering Platform and handle events (" + ", ".join(f"{c}: {n}" for c, n in sorted(codes.items()))
                 + ") follow every connection and rule change on the host: the platform doing its job, not more activity.")
+        self.machine_logons(host)
         rows = self.esql(f'FROM {SYSMON} | WHERE host.name == {q(host)} AND process.name == "MsMpEng.exe" AND '
-                         f"{self.in_window(-60, 900)} | STATS n = COUNT(*) BY event.code | LIMIT 10")
+                         f"{self.in_window(-60, 900)} | STATS n = COUNT(*) BY process.name, event.code | LIMIT 10")
         if rows:
             n = sum(int(r.get("n") or 0) for r in rows)
             self.case.told_apart.append(f"Microsoft Defender (MsMpEng.exe) touched files and processes {n} times in the "
@@ -620,3 +681,7 @@ def _named(exe: str) -> str:
     """A program as the report names it: by file name when Windows ships it, by its path otherwise."""
     name = exe.replace("/", "\\").rsplit("\\", 1)[-1]
     return name if tc.windows_binary(exe) or not exe else f"{name} ({exe})"
+
+
+def _ref(r: dict[str, Any]) -> tuple[str, str] | None:
+    return ref_of(r) if r.get("_id") else None

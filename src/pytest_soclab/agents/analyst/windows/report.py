@@ -121,7 +121,7 @@ def response_lines(a: WindowsAnalyst) -> list[str]:
     if c.verdict == "malicious":
         if c.dumped:
             out.append(f"- Reset the passwords of {', '.join(c.actors) or 'the accounts'} and of every account cached in "
-                       "LSASS on the host; preserve memory and disk before any rebuild.")
+                       "LSASS on the host.")
         out.append("- Collect memory and disk images of the compromised hosts first: they are the evidence.")
     out += [f"- {r}" for r in c.recommended]
     if not c.executed and c.verdict != "malicious":

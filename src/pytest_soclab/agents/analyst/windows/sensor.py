@@ -8,8 +8,8 @@ and kerberos logs, no host telemetry.
   zeek's SSL::Invalid_Server_Cert notice), those that took uploads (HTTP PUT, WebDAV) or served
   executables. For each: who talked to it, how often and how regularly (a beacon), how much left.
 - Internal hosts reaching each other's WinRM, SMB, RPC or RDP (not the domain controller's services)
-  is lateral movement; the servers of DNS, Kerberos and LDAP, the event collector and the operating
-  system vendor's update and telemetry hosts are the estate's own traffic.
+  is lateral movement; the servers of DNS, Kerberos and LDAP and the operating system vendor's update
+  and telemetry hosts are the estate's own traffic.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pytest_soclab.agents.analyst.store import q, q_in
 from pytest_soclab.agents.analyst.tradecraft import is_ip
 from pytest_soclab.agents.analyst.windows import tradecraft as tc
 from pytest_soclab.agents.analyst.windows.analyst import WindowsAnalyst
-from pytest_soclab.agents.analyst.windows.evidence import Finding, Peer
+from pytest_soclab.agents.analyst.windows.evidence import Finding, Peer, ref_of
 from pytest_soclab.agents.analyst.windows.report import write
 
 ZCONN = "logs-zeek.connection-*"
@@ -113,7 +113,7 @@ class SensorAnalyst(WindowsAnalyst):
                     self.case.add(Finding(str(r.get("@timestamp")), self.case.host_of(str(r.get("source.ip"))),
                                           f"zeek notice {r.get('rule.name')} for {self.label(str(r.get('source.ip')))} -> "
                                           f"{dst}:{r.get('destination.port')}: {r.get('zeek.notice.msg')} "
-                                          f"({_cn(r.get('zeek.notice.sub'))})", "T1573.002", _ref(r), 3))
+                                          f"({_cn(r.get('zeek.notice.sub'))})", "T1573.002", ref_of(r), 3))
         for r in self.esql(f'FROM {ZHTTP} | WHERE http.request.method IN ("PUT", "POST", "PROPPATCH", "MKCOL") OR '
                            'http.response.mime_type == "application/x-dosexec" | STATS n = COUNT(*) BY destination.ip, '
                            "http.request.method | LIMIT 50"):
@@ -164,11 +164,11 @@ class SensorAnalyst(WindowsAnalyst):
                 dav = " over WebDAV" if "webdav" in (agent + url).lower() else ""
                 self.case.add(Finding(str(r.get("@timestamp")), self.case.host_of(str(r.get("source.ip"))),
                                       f"{src} uploaded {url} to {ip}:{r.get('destination.port')} (HTTP {method}{dav}, "
-                                      f"{agent}): data leaving the estate (exfiltration).", "T1048.003", _ref(r), 5))
+                                      f"{agent}): data leaving the estate (exfiltration).", "T1048.003", ref_of(r), 5))
             elif "dosexec" in str(r.get("http.response.mime_type") or "") or url.lower().endswith((".exe", ".dll", ".ps1")):
                 self.case.add(Finding(str(r.get("@timestamp")), self.case.host_of(str(r.get("source.ip"))),
                                       f"{src} downloaded {url} from {ip}:{r.get('destination.port')} "
-                                      f"({r.get('http.response.mime_type')}, {agent}): a tool brought in.", "T1105", _ref(r), 4))
+                                      f"({r.get('http.response.mime_type')}, {agent}): a tool brought in.", "T1105", ref_of(r), 4))
         if any(f.technique == "T1105" for f in self.case.findings):
             for r in self.esql(f"FROM {ZPE} | KEEP @timestamp, zeek.pe.section_names, zeek.pe.machine, zeek.pe.is_exe | LIMIT 10"):
                 sections = tc.listed(r.get("zeek.pe.section_names"))
@@ -224,9 +224,6 @@ class SensorAnalyst(WindowsAnalyst):
         wpad = [str(r.get("dns.question.name")) for r in rows if str(r.get("dns.question.name") or "").lower().startswith("wpad")]
         if wpad:
             self.case.told_apart.append(f"{wpad[0]} lookups: Windows' proxy auto-discovery, routine.")
-        for host, ips in sorted(self.case.host_ips.items()):
-            if host.lower().startswith("wec") and host not in self.case.hosts:
-                self.case.told_apart.append(f"{host} ({', '.join(sorted(ips))}): the Windows event collector's polling.")
 
     # -- verdict --------------------------------------------------------------------------------------------
     def decide_wire(self) -> None:
@@ -259,7 +256,3 @@ class SensorAnalyst(WindowsAnalyst):
 def _cn(subject: Any) -> str:
     m = _CN.search(str(subject or ""))
     return m.group(1) if m else str(subject or "")
-
-
-def _ref(r: dict[str, Any]) -> tuple[str, str] | None:
-    return (str(r["_index"]), str(r["_id"])) if r.get("_id") else None
