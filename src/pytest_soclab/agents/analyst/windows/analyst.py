@@ -22,6 +22,7 @@ from typing import Any
 from pytest_soclab.agents.analyst.store import Telemetry
 from pytest_soclab.agents.analyst.windows import tradecraft as tc
 from pytest_soclab.agents.analyst.windows.evidence import Finding
+from pytest_soclab.agents.analyst.windows.identity import has_identity_data, investigate_identity
 from pytest_soclab.agents.analyst.windows.investigator import Investigation
 from pytest_soclab.agents.analyst.windows.report import write
 from pytest_soclab.errors import ToolError
@@ -37,10 +38,12 @@ class WindowsAnalyst(Investigation):
         self.tools = tools
         self.allowed = {s["name"] for s in tools.specs()}
         self.failed_steps: list[str] = []
+        self.identity_ips: list[str] = []  # outside addresses that used the tenant (mail read from them)
+        self.cloud_users: list[str] = []  # tenant accounts whose names the changes were made in
 
     def run(self) -> dict[str, Any]:
         for step in (self.orient, self.anchor, self.locate, self.trace, self.lateral_in, self.activity_events,
-                     self.classify, self.outside, self.lateral_out, self.housekeeping):
+                     self.classify, self.outside, self.lateral_out, self.housekeeping, self.identity):
             self.step_safely(step)
         self.decide()
         self.step_safely(self.respond)
@@ -52,6 +55,13 @@ class WindowsAnalyst(Investigation):
             step()
         except _STEP_ERRORS as exc:
             self.failed_steps.append(f"{getattr(step, '__name__', 'step')}: {type(exc).__name__}: {exc}"[:200])
+
+    def identity(self) -> None:
+        if has_identity_data(self):
+            investigate_identity(self)
+            for f in self.case.findings:
+                if f.technique == "T1552.004" and f.host and f.host not in self.case.hosts:
+                    self.case.hosts.append(f.host)
 
     # -- the activity's processes as findings -----------------------------------------------------------
     def classify(self) -> None:
@@ -130,9 +140,19 @@ class WindowsAnalyst(Investigation):
                 out.append(("disable_user", {"user": u}, "the account the attacker used to log on to another host"))
         if c.exposures and not outside:
             hosts_to_isolate += [h for h in c.hosts[:1] if h not in hosts_to_isolate]
+        for ip in self.identity_ips:
+            if ip not in c.core_ips:
+                out.append(("block_ip", {"ip": ip}, "the outside address that used the tenant's stolen access"))
         if not outside and not c.lateral_accounts and not c.exposures:
             for u in c.actors:
                 out.append(("disable_user", {"user": u}, "the account the attacker's commands ran as"))
+        if "T1552.004" in c.techniques:
+            c.recommended.append("Rotate the AD FS token-signing certificate twice and the DKM key: tokens signed with "
+                                 "the stolen key stay valid until then.")
+            hosts_to_isolate = []  # the AD FS and domain controllers are tier 0: their isolation is planned, not reflexive
+        for upn in self.cloud_users:
+            c.recommended.append(f"Revoke {upn}'s sessions and review the application changes made in that name "
+                                 "(remove the added secret and permission grant).")
         core_hosts = {c.host_of(ip) for ip in c.core_ips}
         for h in hosts_to_isolate:
             if h in core_hosts:

@@ -105,6 +105,14 @@ def verdict(a: WindowsAnalyst) -> list[str]:
                "through WMI" if "T1047" in c.techniques else "by remote execution")
         story.append(f"The attacker moved laterally with {', '.join(c.lateral_accounts)}'s credentials {how}"
                      f"{' between ' + ' and '.join(c.hosts) if others else ''}.")
+    if "T1552.004" in c.techniques:
+        story.append("The AD FS token-signing key was taken (its encrypted certificate and the DKM key that decrypts "
+                     "it): whoever holds it can forge SAML tokens for any user of the tenant (Golden SAML, T1606.002), "
+                     "so the cloud changes that followed in users' names are taken as forged.")
+    if a.cloud_users or a.identity_ips:
+        story.append(f"In the tenant, changes were made in {', '.join(a.cloud_users) or 'a user'}'s name"
+                     + (f"; mail was then read from {', '.join(a.identity_ips)} through the backdoored application "
+                        "(mail collection)" if a.identity_ips else "") + ".")
     if c.exposures:
         story.append(f"Still exposed: {'; '.join(c.exposures)}.")
     if c.reverted:
