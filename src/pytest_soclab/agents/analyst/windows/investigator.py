@@ -29,8 +29,7 @@ ZHTTP = "logs-zeek.http-*"
 MAX_DEPTH = 5  # levels of children followed below the activity's root
 ALERT_FIELDS = ("@timestamp", "kibana.alert.original_time", "host.name", "process.entity_id", "process.name",
                 "process.executable", "source.ip", "destination.ip", "destination.port", "user.name", "event.code",
-                "winlog.event_id",
-                "event.dataset", "kibana.alert.reason", "kibana.alert.rule.threat.technique.id",
+                "winlog.event_id", "event.dataset", "kibana.alert.reason", "kibana.alert.rule.threat.technique.id",
                 "kibana.alert.rule.threat.technique.subtechnique.id", "file.path", "service.name",
                 "winlog.event_data.ServiceFileName", "registry.path", "kibana.alert.ancestors.id")
 
@@ -63,15 +62,16 @@ class Investigation:
         return ", ".join(s for s in SYSTEM_STREAMS if self.tel.has(s))
 
     def procs_by_id(self, eids: set[str]) -> dict[str, WinProc]:
-        """Sysmon 1 (process creation) of these entity ids."""
-        eids = {e for e in eids if e and e not in self.case.procs}
-        if eids:
+        """Sysmon 1 (process creation) of these entity ids (those already known are not asked again)."""
+        want = {e for e in eids if e}
+        missing = {e for e in want if e not in self.case.procs}
+        if missing:
             rows = self.esql(f'FROM {SYSMON} METADATA _id, _index | WHERE event.code == "1" AND process.entity_id IN '
-                             f'({q_in(eids)}) | {keep(PROC_FIELDS)} | LIMIT {len(eids) * 2 + 10}')
+                             f'({q_in(missing)}) | {keep(PROC_FIELDS)} | LIMIT {len(missing) * 2 + 10}')
             for r in rows:
                 p = WinProc.from_row(r)
                 self.case.procs.setdefault(p.eid, p)
-        return {e: self.case.procs[e] for e in eids if e in self.case.procs}
+        return {e: self.case.procs[e] for e in want if e in self.case.procs}
 
     def in_window(self, lo: float = 0, hi: float = 0) -> str:
         a, b = self.window
@@ -111,7 +111,8 @@ class Investigation:
         def distance(r: dict[str, Any]) -> float:
             t = str(r.get("kibana.alert.original_time") or r.get("@timestamp") or "")
             off = abs(clock.delta(self.pivot_time, t)) if self.pivot_time else 0.0
-            return off + (0 if not self.pivot_host or r.get("host.name") == self.pivot_host else 1e9)
+            same = not self.pivot_host or str(r.get("host.name") or "").lower() == self.pivot_host.lower()
+            return off + (0 if same else 1e9)
 
         alert = min(rows, key=distance)
         self.case.alert = alert
