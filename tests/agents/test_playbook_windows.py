@@ -1,6 +1,7 @@
 """The reference analyst on the recorded Windows intrusions (tasks over `corpus/rec-*`).
 
-Real OTRF telemetry nobody here wrote: Sysmon, Security, System, PowerShell and zeek. The tasks run
+Real OTRF telemetry nobody here wrote: Sysmon, Security, System, PowerShell, zeek and a tenant's
+Azure AD / Office 365 / Microsoft 365 Defender events. The tasks run
 once (module fixture) through the item flow with the real store, guard and rules judge. The analyst's
 Windows tradecraft is checked rule by rule below, on command lines and access masks of its own making.
 """
@@ -15,7 +16,9 @@ from typing import Any
 import pytest
 
 from pytest_soclab.agents.analyst.windows import applies
+from pytest_soclab.agents.analyst.windows import identity
 from pytest_soclab.agents.analyst.windows import tradecraft as tc
+from pytest_soclab.agents.analyst.windows.sensor import sensor_only
 from pytest_soclab.corpus.recorded import is_recorded
 from pytest_soclab.models.results import ItemResult
 from pytest_soclab.models.transcript import ToolCall
@@ -26,13 +29,6 @@ from .test_playbook import REPO, guard, library, run_task  # noqa: F401  (fixtur
 
 RECORDED = [p for p in sorted((REPO / "tasks").glob("task-*.json"))
             if is_recorded(REPO / "corpus" / json.loads(p.read_text(encoding="utf-8"))["source_case"])]
-# Windows host telemetry (Sysmon, Security): the cloud-only and network-only recordings are the
-# analyst's documented limits (docs/reference-agents.md).
-HOST_DATA = {"rec-lsass", "rec-atomic"}
-
-
-def _case(path: Path) -> str:
-    return str(json.loads(path.read_text(encoding="utf-8"))["source_case"])
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +40,10 @@ def test_the_recorded_tasks_score_well(recorded: dict[str, tuple[ItemResult, lis
     assert len(recorded) == len(RECORDED) >= 24
     for name, (result, _) in recorded.items():
         assert result.error is None, f"{name}: {result.error}"
-    mean = statistics.mean(r.score for r, _ in recorded.values())
-    assert mean >= 0.6, {n: round(r.score, 2) for n, (r, _) in recorded.items()}
-    host = [r.score for p in RECORDED for r, _ in [recorded[p.stem]] if _case(p).startswith(tuple(HOST_DATA))]
-    assert min(host) >= 0.6, "a task over Windows host telemetry fell below its pass score"
+    scores = {n: round(r.score, 2) for n, (r, _) in recorded.items()}
+    # The issue's floor is a mean of 60; measured 100 (docs/reference-agents.md): a regression shows here.
+    assert statistics.mean(scores.values()) >= 0.9, scores
+    assert min(scores.values()) >= 0.6, scores
 
 
 def test_no_destructive_action_and_no_denial(recorded: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
@@ -160,3 +156,18 @@ def test_the_windows_analyst_takes_windows_estates_only() -> None:
     assert applies({"logs-system.security-default"})
     assert not applies({"logs-endpoint.events.process-default", "logs-system.auth-default"})
     assert not applies({"logs-windows.sysmon_operational-default", "logs-endpoint.events.process-default"})
+
+
+def test_the_network_only_analyst_takes_sensor_only_estates() -> None:
+    assert sensor_only({"logs-zeek.connection-default", "logs-zeek.ssl-default"})
+    assert not sensor_only({"logs-zeek.connection-default", "logs-windows.sysmon_operational-default"})
+    assert not sensor_only({"logs-zeek.connection-default", "logs-endpoint.events.process-default"})
+
+
+def test_identity_events_name_the_application_and_the_scopes() -> None:
+    grant = {"event.action": "Add delegated permission grant", "vendor.Permissions": "User.Read Files.ReadWrite.All",
+             "vendor.ModifiedApplication": "PayrollSync", "vendor.AppId": "11111111-2222-3333-4444-555555555555"}
+    assert identity._app_name(grant) == "PayrollSync"
+    assert identity._SCOPE.findall(grant["vendor.Permissions"]) == ["User.Read", "Files.ReadWrite.All"]
+    assert identity._app_name({"vendor.ModifiedApplication": "11111111-2222-3333-4444-555555555555"}) == ""
+    assert identity._SYNC_ACCOUNT.match("MSOL_0a1b2c3d4e5f") and not identity._SYNC_ACCOUNT.match("MSOL_admin")

@@ -53,6 +53,11 @@ def test_ips_and_paths() -> None:
     assert not any(p.startswith("/a") for p in r.paths())
 
 
+def test_windows_switches_are_not_paths() -> None:
+    r = rt('Ran `schtasks.exe /Create /F /TN x` and `tasklist /fi "x"`; wrote /etc/cron.d/x and /tmp.')
+    assert r.paths() == {"/etc/cron.d/x", "/tmp"}
+
+
 def test_indicators_that_matched_nothing_are_cleared() -> None:
     """A threat-intel sweep reports which indicators matched nothing: naming them is no attribution."""
     r = rt("Only 198.51.100.177 matched.\n\nIndicators with no match:\n- 203.0.113.250\n- 192.0.2.99\n\n"
