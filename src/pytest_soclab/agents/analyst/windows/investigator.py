@@ -221,6 +221,7 @@ class Investigation:
                 parent = WinProc(eid=p.parent_eid, host=p.host, name=tc.base(p.parent_exe or p.parent_name),
                                  exe=p.parent_exe, cmd="", parent_eid="", parent_name="", parent_exe="",
                                  user=p.user, start="", known=False)
+                parent.acts = tc.command_acts("", parent.exe or parent.name)  # what its image alone says
                 self.case.procs[parent.eid] = parent
                 p = parent
                 break
