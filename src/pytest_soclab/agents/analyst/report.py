@@ -37,7 +37,8 @@ _RECOMMEND = {
 }
 
 
-def _fmt(tool: str, args: dict[str, Any]) -> str:
+def done_text(tool: str, args: dict[str, Any]) -> str:
+    """An executed action in the words a report uses (past tense)."""
     return _DONE.get(tool, tool + " {args}").format(args=args, **{k: args.get(k, "") for k in
                                                                    ("pid", "host", "path", "ip", "user")})
 
@@ -431,7 +432,7 @@ class Report:
         out = []
         done = getattr(self, "executed", [])
         for tool, args, why, ok in done:
-            out.append(f"- {_fmt(tool, args)}: {why}" + ("" if ok else " (refused by the guard; to be done by hand)")
+            out.append(f"- {done_text(tool, args)}: {why}" + ("" if ok else " (refused by the guard; to be done by hand)")
                        + ".")
         planned = {(t, tuple(sorted(a.items()))) for t, a, _, _ in done}
         for tool, args, why in self.response_plan():
@@ -441,7 +442,7 @@ class Report:
                 keep = ", after a copy is preserved" if "path" in args else ""
                 out.append(f"- {_RECOMMEND.get(tool, tool).format(**args)} ({why}); left for a human to approve{keep}.")
             else:
-                out.append(f"- Recommended: {_fmt(tool, args).lower()}: {why}.")
+                out.append(f"- Recommended: {done_text(tool, args).lower()}: {why}.")
         out += [f"- {r}" for r in dict.fromkeys(getattr(self, "review", []))]
         out += [f"- {r}" for r in self.follow_ups()]
         if not out:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pytest_soclab.agents.analyst import clock
-from pytest_soclab.agents.analyst.report import redact
+from pytest_soclab.agents.analyst.report import done_text, redact
 from pytest_soclab.agents.analyst.windows import tradecraft as tc
 from pytest_soclab.models import attack_techniques
 
@@ -15,11 +15,6 @@ if TYPE_CHECKING:
     from pytest_soclab.agents.analyst.windows.analyst import WindowsAnalyst
 
 MAX_STEPS = 40
-_DONE = {
-    "block_ip": "Blocked {ip} at the perimeter",
-    "isolate_host": "Isolated {host} from the network",
-    "disable_user": "Disabled the account {user}",
-}
 
 
 def write(a: WindowsAnalyst) -> dict[str, Any]:
@@ -124,7 +119,7 @@ def response_lines(a: WindowsAnalyst) -> list[str]:
     c = a.case
     out = []
     for tool, args, why, ok in c.executed:
-        text = _DONE.get(tool, tool).format(**{k: args.get(k, "") for k in ("host", "ip", "user")})
+        text = done_text(tool, args)
         out.append(f"- {text}: {why}" + ("" if ok else " (refused by the guard; to be done by hand)") + ".")
     if c.verdict == "malicious":
         if c.dumped:
