@@ -82,7 +82,7 @@ def test_generalises_to_unseen_recordings(holdout: dict[str, tuple[ItemResult, l
 # --------------------------------------------------------------------------- tradecraft, rule by rule
 
 def _kinds(cmd: str, image: str, parent: str = r"C:\Windows\System32\cmd.exe") -> set[str]:
-    return {a.kind for a in tc.command_acts(cmd, image, parent)}
+    return {a.tag for a in tc.command_acts(cmd, image, parent)}
 
 
 @pytest.mark.parametrize(("cmd", "image", "parent", "kind"), [

@@ -90,11 +90,11 @@ class WindowsAnalyst(Investigation):
             for a in acts:
                 if a.technique:
                     c.techniques.setdefault(a.technique, a.what)
-                if a.kind == "firewall-revert" or (a.kind == "service" and tc.windows_binary(_binpath(p.cmd))):
+                if a.tag == "firewall-revert" or (a.tag == "service" and tc.windows_binary(_binpath(p.cmd))):
                     c.reverted.append(p.quoted(90))
-                if a.kind == "web-server":
+                if a.tag == "web-server":
                     c.exposures.append(f"{p.quoted(80)} on {p.host}")
-                if a.kind in ("credential", "tool") and a.technique.startswith("T1003"):
+                if a.tag in ("credential", "tool") and a.technique.startswith("T1003"):
                     c.dumped.append(p.name)
         if self.seed is not None and self.seed.host and self.seed.host not in c.hosts:
             c.hosts.insert(0, self.seed.host)
@@ -106,7 +106,7 @@ class WindowsAnalyst(Investigation):
         # Each kind of behaviour counts once, at its strongest: the findings' and every act of the
         # attacker's processes (a process shows several).
         marks = [(f.technique or f.text[:20], f.weight) for f in c.findings]
-        marks += [(a.technique or a.kind, a.weight) for e in c.activity if e in c.procs for a in c.procs[e].acts]
+        marks += [(a.technique or a.tag, a.weight) for e in c.activity if e in c.procs for a in c.procs[e].acts]
         for key, weight in marks:
             weights[key] = max(weights.get(key, 0), weight)
         score = sum(weights.values())
@@ -126,7 +126,7 @@ class WindowsAnalyst(Investigation):
         if c.verdict != "malicious":
             return out
         implants = [c.procs[e] for e in c.activity if e in c.procs and
-                    any(a.kind in ("unusual-binary", "tool") for a in c.procs[e].acts)]
+                    any(a.tag in ("unusual-binary", "tool") for a in c.procs[e].acts)]
         outside = [p for p in c.peers.values() if p.role == "attacker"]
         hosts_to_isolate: list[str] = []
         if outside:

@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_soclab.agents.analyst.windows.tradecraft import Act, account, base, command_acts, windows_binary
+from pytest_soclab.agents.analyst.tradecraft import Behaviour
+from pytest_soclab.agents.analyst.windows.tradecraft import account, base, command_acts, windows_binary
 
 _PROGRAM = re.compile(r'^(?:"([^"]+)"|(\S+))')
 
@@ -36,7 +37,7 @@ class WinProc:
     start: str
     pid: str = ""
     ref: tuple[str, str] | None = None  # (index, _id) of the event that shows it
-    acts: list[Act] = field(default_factory=list)
+    acts: list[Behaviour] = field(default_factory=list)
     known: bool = True  # False: only seen as another process's parent (no start event retrieved)
 
     @classmethod

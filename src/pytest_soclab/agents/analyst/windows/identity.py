@@ -23,16 +23,11 @@ from pytest_soclab.agents.analyst import clock
 from pytest_soclab.agents.analyst.tradecraft import is_internal, is_ip
 from pytest_soclab.agents.analyst.windows import tradecraft as tc
 from pytest_soclab.agents.analyst.windows.evidence import Finding, ref_of
+from pytest_soclab.agents.analyst.windows.streams import APPLICATION_STREAMS, CLOUD_STREAMS, SECURITY, SYSMON
 
 if TYPE_CHECKING:
     from pytest_soclab.agents.analyst.windows.analyst import WindowsAnalyst
 
-# Cloud streams and the vendor namespace each one's fields live under.
-CLOUD_STREAMS = (("logs-azure.auditlogs-*", "azure.*"), ("logs-o365.audit-*", "o365.*"),
-                 ("logs-m365_defender.event-*", "m365_defender.*"), ("logs-azure.signinlogs-*", "azure.*"))
-SECURITY = "logs-system.security-*"
-SYSMON = "logs-windows.sysmon_operational-*"
-WINDOWS_APP = ("logs-windows.forwarded-*", "logs-system.application-*")
 DKM_CONTAINER = "cn=adfs,cn=microsoft,cn=program data"
 THUMBNAIL_PHOTO_GUID = "8d3bca50-1d7e-11d0-a081-00aa006c33ed"  # the thumbnailPhoto attribute's schema id
 WINDOW_S = 4 * 3600
@@ -69,7 +64,7 @@ def investigate_identity(a: WindowsAnalyst) -> None:
 
 def key_theft(a: WindowsAnalyst, span: str) -> None:
     # The AD FS configuration read from its database (SQL audit 33205, or a pipe into the WID).
-    for stream in WINDOWS_APP:
+    for stream in APPLICATION_STREAMS:
         if not a.tel.has(stream):
             continue
         for r in a.esql(f'FROM {stream} METADATA _id, _index | WHERE event.code == "33205" AND message LIKE '
@@ -137,7 +132,7 @@ def cloud_event(a: WindowsAnalyst, r: dict[str, Any]) -> None:
         ips = sorted({str(v) for k, v in r.items() if v and "ip" in k.lower().rsplit(".", 1)[-1] and is_ip(str(v))})
         client = next((str(v) for k, v in r.items() if v and k.lower().endswith(("clientappid", "oauthappid"))), "")
         a.case.add(Finding(str(r.get("@timestamp")), host,
-                           f"MailItemsAccessed" + (f" by {app}" if app else "") + (f" (client id {client})" if client else "")
+                           "MailItemsAccessed" + (f" by {app}" if app else "") + (f" (client id {client})" if client else "")
                            + (f" from {', '.join(ips)}" if ips else "") + (f" on {user}'s mailbox" if user else "")
                            + ": mail collection through the application.", "T1114.002", ref_of(r), 5))
         for ip in ips:

@@ -13,18 +13,10 @@ from typing import Any
 
 from pytest_soclab.agents.analyst import clock
 from pytest_soclab.agents.analyst.store import ALERTS, Telemetry, q, q_in
-from pytest_soclab.agents.analyst.tradecraft import is_ip
+from pytest_soclab.agents.analyst.tradecraft import is_ip, subnet24
 from pytest_soclab.agents.analyst.windows import tradecraft as tc
+from pytest_soclab.agents.analyst.windows.streams import POWERSHELL, SECURITY, SYSMON, SYSTEM_STREAMS, ZCONN, ZHTTP
 from pytest_soclab.agents.analyst.windows.evidence import PROC_FIELDS, Finding, Peer, WinCase, WinProc, ref_of
-
-SYSMON = "logs-windows.sysmon_operational-*"
-SECURITY = "logs-system.security-*"
-POWERSHELL = "logs-windows.powershell_operational-*"
-# Where System-channel events (service control manager, log resets) land: the System integration's
-# stream, or Windows event forwarding's.
-SYSTEM_STREAMS = ("logs-system.system-*", "logs-windows.forwarded-*")
-ZCONN = "logs-zeek.connection-*"
-ZHTTP = "logs-zeek.http-*"
 
 MAX_DEPTH = 5  # levels of children followed below the activity's root
 ALERT_FIELDS = ("@timestamp", "kibana.alert.original_time", "host.name", "process.entity_id", "process.name",
@@ -90,13 +82,15 @@ class Investigation:
                 continue
             if is_ip(ip) and tc.host_address(ip) and int(r.get("n") or 0) >= 2:
                 self.case.host_ips.setdefault(host, set()).add(ip)
+        self.case.core_ips |= self.core_servers(ZCONN, 1)
+        self.case.core_ips |= self.core_servers(SYSMON, 1, 'event.code == "3" AND ')
+
+    def core_servers(self, stream: str, min_clients: int, where: str = "") -> set[str]:
+        """Addresses that serve DNS, Kerberos or LDAP to at least `min_clients` others."""
         ports = ", ".join(str(p) for p in sorted(tc.CORE_SERVICE_PORTS))
-        rows = self.esql(f"FROM {ZCONN} | WHERE destination.port IN ({ports}) | STATS clients = COUNT_DISTINCT(source.ip) "
-                         "BY destination.ip | WHERE clients >= 1 | LIMIT 50")
-        self.case.core_ips |= {str(r.get("destination.ip")) for r in rows if r.get("destination.ip")}
-        rows = self.esql(f"FROM {SYSMON} | WHERE event.code == \"3\" AND destination.port IN ({ports}) "
-                         "| STATS n = COUNT(*) BY destination.ip | LIMIT 50")
-        self.case.core_ips |= {str(r.get("destination.ip")) for r in rows if r.get("destination.ip")}
+        rows = self.esql(f"FROM {stream} | WHERE {where}destination.port IN ({ports}) | STATS clients = "
+                         f"COUNT_DISTINCT(source.ip) BY destination.ip | WHERE clients >= {min_clients} | LIMIT 50")
+        return {str(r.get("destination.ip")) for r in rows if r.get("destination.ip")}
 
     # -- 2. anchor ----------------------------------------------------------------------------------------
     def anchor(self) -> None:
@@ -281,7 +275,7 @@ class Investigation:
                          f"| SORT @timestamp | {keep(PROC_FIELDS)} | LIMIT 300")
         for r in rows:
             p = WinProc.from_row(r)
-            if any(a.kind == "service-exec" for a in p.acts) or tc.user_writable(p.exe):
+            if any(a.tag == "service-exec" for a in p.acts) or tc.user_writable(p.exe):
                 self.case.procs.setdefault(p.eid, p)
                 self.take_activity(p)
 
@@ -413,7 +407,7 @@ class Investigation:
         """A firewall change by the activity is written by the firewall service (svchost), not by netsh:
         the rules it stored (FirewallRules) in the moments after, and whether they are still there."""
         acts = [a for e in self.case.activity if e in self.case.procs for a in self.case.procs[e].acts]
-        if not any(a.kind == "firewall" for a in acts):
+        if not any(a.tag == "firewall" for a in acts):
             return
         rows = self.esql(f'FROM {SYSMON} METADATA _id, _index | WHERE event.code IN ("12", "13", "14") AND host.name == '
                          f'{q(host)} AND registry.path LIKE "*FirewallRules*" AND {self.in_window(-10, 600)} | SORT @timestamp '
@@ -483,9 +477,9 @@ class Investigation:
         return ""
 
     def outside(self) -> None:
-        nets = {tc.subnet24(i) for ips in self.case.host_ips.values() for i in ips}
+        nets = {subnet24(i) for ips in self.case.host_ips.values() for i in ips}
         for ip, peer in sorted(self.case.peers.items()):
-            owner = self.case.host_of(ip) or (self.owner_of(ip, peer.first) if tc.subnet24(ip) in nets else "")
+            owner = self.case.host_of(ip) or (self.owner_of(ip, peer.first) if subnet24(ip) in nets else "")
             if owner:
                 peer.internal_host = owner
                 continue

@@ -139,6 +139,6 @@ def iocs(a: WindowsAnalyst) -> list[str]:
     out = [p.ip for p in c.peers.values() if p.role == "attacker"]
     for e in c.activity:
         p = c.procs.get(e)
-        if p and any(x.kind in ("unusual-binary", "tool") for x in p.acts) and p.exe:
+        if p and any(x.tag in ("unusual-binary", "tool") for x in p.acts) and p.exe:
             out.append(p.exe)
     return list(dict.fromkeys(out))[:20]

@@ -26,13 +26,8 @@ from pytest_soclab.agents.analyst.windows import tradecraft as tc
 from pytest_soclab.agents.analyst.windows.analyst import WindowsAnalyst
 from pytest_soclab.agents.analyst.windows.evidence import Finding, Peer, ref_of
 from pytest_soclab.agents.analyst.windows.report import write
+from pytest_soclab.agents.analyst.windows.streams import ZCONN, ZDNS, ZHTTP, ZNOTICE, ZPE, ZSSL
 
-ZCONN = "logs-zeek.connection-*"
-ZDNS = "logs-zeek.dns-*"
-ZSSL = "logs-zeek.ssl-*"
-ZHTTP = "logs-zeek.http-*"
-ZNOTICE = "logs-zeek.notice-*"
-ZPE = "logs-zeek.pe-*"
 # The vendor's update, telemetry and search hosts every Windows machine talks to.
 VENDOR_DOMAINS = ("windowsupdate.com", "microsoft.com", "msn.com", "bing.com", "live.com", "msftncsi.com",
                   "office.com", "office365.com", "windows.com", "azureedge.net", "akamaitech.net", "digicert.com")
@@ -61,10 +56,7 @@ class SensorAnalyst(WindowsAnalyst):
     def estate(self) -> None:
         inside = self.net_pair[0] if self.net_pair else ""
         self.net = ipaddress.ip_network(f"{inside}/16", strict=False) if is_ip(inside) else None
-        ports = ", ".join(str(p) for p in sorted(tc.CORE_SERVICE_PORTS))
-        rows = self.esql(f"FROM {ZCONN} | WHERE destination.port IN ({ports}) | STATS clients = COUNT_DISTINCT(source.ip) "
-                         "BY destination.ip | WHERE clients >= 2 | LIMIT 20")
-        self.case.core_ips |= {str(r.get("destination.ip")) for r in rows if self.inside(str(r.get("destination.ip")))}
+        self.case.core_ips |= {ip for ip in self.core_servers(ZCONN, 2) if self.inside(ip)}
 
     def inside(self, ip: str) -> bool:
         try:
@@ -75,11 +67,9 @@ class SensorAnalyst(WindowsAnalyst):
     def names(self) -> None:
         """NetBIOS name registrations (single-label names sent to a broadcast address) name their
         senders; DNS answers name their addresses."""
-        rows = self.esql(f'FROM {ZDNS} | WHERE NOT dns.question.name LIKE "*.*" AND destination.ip LIKE "*.255" '
-                         "| STATS n = COUNT(*) BY source.ip, dns.question.name | LIMIT 100")
-        if not rows:  # addresses are typed: compare as text
-            rows = self.esql(f"FROM {ZDNS} | EVAL dst = TO_STRING(destination.ip) | WHERE dst LIKE \"*.255\" AND NOT "
-                             'dns.question.name LIKE "*.*" | STATS n = COUNT(*) BY source.ip, dns.question.name | LIMIT 100')
+        # LIKE takes strings: the typed address is compared as text.
+        rows = self.esql(f"FROM {ZDNS} | EVAL dst = TO_STRING(destination.ip) | WHERE dst LIKE \"*.255\" AND NOT "
+                         'dns.question.name LIKE "*.*" | STATS n = COUNT(*) BY source.ip, dns.question.name | LIMIT 100')
         for r in rows:
             ip, name = str(r.get("source.ip") or ""), str(r.get("dns.question.name") or "")
             if self.inside(ip) and name and not name.startswith(("_", "WPAD", "wpad")):

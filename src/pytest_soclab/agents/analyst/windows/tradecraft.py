@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import dataclass
+
+from pytest_soclab.agents.analyst.store import as_list
+from pytest_soclab.agents.analyst.tradecraft import Behaviour
 
 # --------------------------------------------------------------------------- locations and roles
 
@@ -128,14 +130,10 @@ def reads_memory(mask: str | int | None) -> bool:
 # --------------------------------------------------------------------------- behaviours
 
 
-@dataclass(frozen=True)
-class Act:
-    """One thing a command line or an event shows, with its weight (how damning) and technique."""
-
-    kind: str
-    weight: int
-    technique: str
-    what: str
+# Behaviours are the Linux analyst's (tag, weight, technique, what). Windows' tags: credential,
+# firewall, firewall-revert, service, service-start, service-exec, persistence, evasion, log-clear,
+# web-server, download, obfuscation, account, proxy-exec, remote-exec, wmi-exec, impact, tool,
+# discovery, unusual-binary.
 
 
 # (pattern over the command line, kind, weight, technique, description)
@@ -210,24 +208,24 @@ def diagnostics(cmd: str | None) -> bool:
     return bool(cmd) and bool(_DIAGNOSTICS.search(str(cmd)))
 
 
-def command_acts(cmd: str | None, image: str | None, parent_image: str | None = None) -> list[Act]:
+def command_acts(cmd: str | None, image: str | None, parent_image: str | None = None) -> list[Behaviour]:
     """What one process start shows."""
     text = str(cmd or image or "")
-    acts = [Act(k, w, t, d) for rx, k, w, t, d in _RULES if rx.search(text)]
+    acts = [Behaviour(k, w, t, d) for rx, k, w, t, d in _RULES if rx.search(text)]
     name = base(image) or base(text.split(" ")[0])
     tool = offensive_tool(image)
     if tool:
-        acts.append(Act("tool", 5, tool[1], tool[0]))
+        acts.append(Behaviour("tool", 5, tool[1], tool[0]))
     if name in DISCOVERY:
-        acts.append(Act("discovery", 1, _DISCOVERY_TECHNIQUE.get(name, "T1082"), f"discovery ({name})"))
+        acts.append(Behaviour("discovery", 1, _DISCOVERY_TECHNIQUE.get(name, "T1082"), f"discovery ({name})"))
     if user_writable(image) and name.endswith((".exe", ".scr", ".com")):
-        acts.append(Act("unusual-binary", 3, "T1204.002", "a program run from a user-writable folder"))
+        acts.append(Behaviour("unusual-binary", 3, "T1204.002", "a program run from a user-writable folder"))
     pname = base(parent_image)
     if pname == "services.exe" and name in {"rundll32.exe", "cmd.exe", "powershell.exe"} and (
             user_writable(text) or "\\\\.\\pipe\\" in text.lower() or name == "powershell.exe"):
-        acts.append(Act("service-exec", 5, "T1543.003", f"the service manager ran {name} with an attacker's argument"))
+        acts.append(Behaviour("service-exec", 5, "T1543.003", f"the service manager ran {name} with an attacker's argument"))
     if name == "rundll32.exe" and any(user_writable(d) for d in _DLL_ARG.findall(text)) and pname != "services.exe":
-        acts.append(Act("proxy-exec", 4, "T1218.011", "rundll32 ran a DLL from a user-writable folder"))
+        acts.append(Behaviour("proxy-exec", 4, "T1218.011", "rundll32 ran a DLL from a user-writable folder"))
     return acts
 
 
@@ -251,11 +249,11 @@ _REGISTRY_RULES: tuple[tuple[str, str, int, str, str], ...] = (
 )
 
 
-def registry_act(path: str | None) -> Act | None:
+def registry_act(path: str | None) -> Behaviour | None:
     p = str(path or "").lower()
     for stem, kind, weight, tid, what in _REGISTRY_RULES:
         if stem in p:
-            return Act(kind, weight, tid, what)
+            return Behaviour(kind, weight, tid, what)
     return None
 
 
@@ -321,14 +319,6 @@ def host_address(ip: str | None) -> bool:
     return not (a.is_loopback or a.is_link_local or a.is_multicast or a.is_unspecified or a.version == 6)
 
 
-def subnet24(ip: str) -> str:
-    return ".".join(str(ip).split(".")[:3])
-
-
 def listed(value: object) -> list[str]:
     """A field value as a list of strings (ES|QL gives multi-valued fields as lists)."""
-    if value is None:
-        return []
-    if isinstance(value, list):
-        return [str(v) for v in value if v is not None]
-    return [str(value)]
+    return [str(v) for v in as_list(value) if v is not None]
