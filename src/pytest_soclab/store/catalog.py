@@ -11,7 +11,8 @@ from .mappings import FieldDef
 from .sqlutil import ident
 
 CATALOG_TABLE = "__soclab_catalog"
-FORMAT_VERSION = 3  # 2: fields mapped without values ("mapped"); 3: token tables of text fields ("tokens")
+FORMAT_VERSION = 4  # 2: fields mapped without values ("mapped"); 3: token tables of text fields ("tokens");
+# 4: stored sources of wide indices ("source")
 
 # Elasticsearch's data stream naming scheme: <type>-<dataset>-<namespace>.
 _DATA_STREAM = re.compile(r"^(logs|metrics|traces|synthetics|profiling)-[^-]+(-[^-]+)?-[^-]+$")
@@ -65,6 +66,8 @@ class IndexInfo:
     mapped: dict[str, FieldDef] = field(default_factory=dict)
     # text column -> its token table (tok, d = _doc, p = position; store/tokens.py)
     tokens: dict[str, str] = field(default_factory=dict)
+    # table of (d, src): each document's rendered `_source`, for wide indices (store/sources.py)
+    source: str = ""
 
     @property
     def concrete(self) -> str:
@@ -117,6 +120,7 @@ class IndexInfo:
             "fields": {p: {"def": c.fdef.to_json(), "multi": c.multi} for p, c in self.fields.items()},
             "mapped": {p: d.to_json() for p, d in self.mapped.items()},
             "tokens": dict(self.tokens),
+            "source": self.source,
         }
 
     @classmethod
@@ -135,6 +139,7 @@ class IndexInfo:
             uuid=obj.get("uuid", ""),
             mapped={p: FieldDef.from_json(d) for p, d in obj.get("mapped", {}).items()},
             tokens=dict(obj.get("tokens", {})),
+            source=str(obj.get("source", "")),
         )
 
 

@@ -197,15 +197,26 @@ class Engine:
     def relation(self, index: IndexInfo) -> str:
         return self.relations[index.name]
 
-    def token_relations(self, index: IndexInfo) -> dict[str, str]:
-        """Text column -> its token table here; none when documents are overlaid on the index
-        (the overlay's documents are in no token table)."""
+    def _prefix(self, index: IndexInfo) -> str | None:
+        """The schema prefix of the index's own table, or None when documents are overlaid on
+        it: its side tables (tokens, stored sources) do not hold the overlay's documents."""
         rel = self.relations.get(index.name, "")
         table = ident(index.table)
-        if not index.tokens or not rel.endswith(table) or "__overlay_" in rel:
+        if not rel.endswith(table) or "__overlay_" in rel:
+            return None
+        return rel[: -len(table)]
+
+    def token_relations(self, index: IndexInfo) -> dict[str, str]:
+        """Text column -> its token table here (none under overlay documents)."""
+        prefix = self._prefix(index) if index.tokens else None
+        if prefix is None:
             return {}
-        prefix = rel[: -len(table)]
         return {path: prefix + ident(name) for path, name in index.tokens.items()}
+
+    def source_relation(self, index: IndexInfo) -> str:
+        """The index's stored-source table here; "" when it has none (or under overlay documents)."""
+        prefix = self._prefix(index) if index.source else None
+        return "" if prefix is None else prefix + ident(index.source)
 
     def query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         with self.lock:
@@ -314,6 +325,7 @@ def build_into(
     con: duckdb.DuckDBPyConnection, builders: dict[str, TableBuilder], *, start: int = 0
 ) -> Catalog:
     from .build import write_index
+    from .sources import build_source_table
     from .tokens import build_token_tables
 
     catalog = Catalog()
@@ -321,6 +333,7 @@ def build_into(
         ds = builder.mapping.data_stream
         info = catalog.indices[name] = write_index(con, builder, f"t{n}", data_stream=ds)
         info.tokens = build_token_tables(con, info)
+        info.source = build_source_table(con, info)
     _estimate_sizes(con, catalog)
     con.execute(f"CREATE TABLE {ident(CATALOG_TABLE)} (json VARCHAR)")
     con.execute(f"INSERT INTO {ident(CATALOG_TABLE)} VALUES (?)", [json.dumps(catalog.to_json())])

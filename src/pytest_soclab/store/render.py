@@ -91,7 +91,8 @@ def _converter(es_type: str) -> Any:
     return None
 
 
-def _plan(info: IndexInfo, includes: list[str], excludes: list[str]) -> list[tuple[str, tuple[str, ...], Any]]:
+def render_plan(info: IndexInfo, includes: list[str], excludes: list[str]) -> list[tuple[str, tuple[str, ...], Any]]:
+    """(path, its parts, value converter) of each field `_source` shows, in sorted path order."""
     cache: dict[Any, Any] = info.__dict__.setdefault("_render_plans", {})
     key = (tuple(includes), tuple(excludes))
     plan = cache.get(key)
@@ -110,7 +111,7 @@ def _plan(info: IndexInfo, includes: list[str], excludes: list[str]) -> list[tup
 def build_source(info: IndexInfo, row: dict[str, Any], includes: list[str], excludes: list[str]) -> dict[str, Any]:
     """Synthetic `_source`: non-null fields, nested by path, single-value arrays as scalars."""
     root: dict[str, Any] = {}
-    for path, parts, conv in _plan(info, includes, excludes):
+    for path, parts, conv in render_plan(info, includes, excludes):
         value = row.get(path)
         if value is None:
             continue

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..layout import DOC_COL
-from ..render import build_source, source_filter
-from ..sqlutil import ident
+from ..render import source_filter
 from .aggs_parse import AggNode, int_param
 from .aggs_run import Level, Results, Runner
 from .aggs_values import SENTINEL, FieldCol, metric_result, metric_selects, sort_render
 from .errors import bad_request
-from .plan import fetch_docs, parse_sort
+from .plan import fetch_sources, parse_sort
 
 
 def metrics(run: Runner, nodes: list[AggNode], level: Level, out: Results) -> None:
@@ -88,7 +86,7 @@ def _top_hits_by(run: Runner, node: AggNode, level: Level, out: Results, sort: l
     docs: dict[tuple[int, int], dict[str, Any]] = {}
     if enabled and size:
         wanted = [(int(rec["__i"]), int(rec["__d"])) for _, _, picked in picked_all for rec in picked]
-        docs = fetch_docs(run.engine, run.b.plans, wanted)
+        docs = fetch_sources(run.engine, run.b.plans, wanted, inc, exc)
     for parent, total, picked in picked_all:
         hits = []
         for rec in picked:
@@ -97,7 +95,7 @@ def _top_hits_by(run: Runner, node: AggNode, level: Level, out: Results, sort: l
             hit: dict[str, Any] = {"_index": plan.info.concrete, "_id": rec["__id"],
                                    "_score": float(rec["__s"]) if scored and rec["__s"] is not None else None}  # fmt: skip
             if enabled:
-                hit["_source"] = build_source(plan.info, docs.get((i, d), {}), inc, exc)
+                hit["_source"] = docs.get((i, d), {})
             if key is not None:
                 if key.kind == "score":
                     hit["sort"] = [float(rec["__s"])]
@@ -140,25 +138,15 @@ def _top_hits_window(run: Runner, node: AggNode, level: Level, out: Results) -> 
     part = f"PARTITION BY {keys} " if keys else ""
     extra = "".join(f", {c.alias}" for _, _, c in sort_cols)
     sql = (
-        f"SELECT {keys + ', ' if keys else ''}__i, __d, __s{extra}, count(*) OVER ({part}) AS __tot FROM ({level.sql}) "
+        f"SELECT {keys + ', ' if keys else ''}__i, __d, __s{extra}, __id, count(*) OVER ({part}) AS __tot FROM ({level.sql}) "
         f"QUALIFY row_number() OVER ({part}ORDER BY {', '.join(order)}) BETWEEN {offset + 1} AND {offset + size} "
         f"ORDER BY {keys + ', ' if keys else ''}row_number() OVER ({part}ORDER BY {', '.join(order)})"
     )
     rows = run.query(sql)
     nk = len(level.keys)
     plans = run.b.plans
-    wanted: dict[int, list[int]] = {}
-    for row in rows:
-        wanted.setdefault(row[nk], []).append(int(row[nk + 1]))
-    docs: dict[tuple[int, int], dict[str, Any]] = {}
-    for i, ds in wanted.items():
-        plan = plans[i]
-        table = run.engine.query_arrow(
-            f"SELECT * FROM {plan.rel} WHERE {ident(DOC_COL)} IN ({', '.join(map(str, ds))})"
-        )
-        for rec in table.to_pylist():
-            docs[(i, int(rec[DOC_COL]))] = rec
     enabled, inc, exc = source_filter(p.get("_source"))
+    docs = fetch_sources(run.engine, plans, [(row[nk], row[nk + 1]) for row in rows], inc, exc) if enabled else {}
     grouped: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     totals: dict[tuple[Any, ...], int] = {}
     scored = not sort or any(k.kind == "score" for k in sort)
@@ -166,11 +154,10 @@ def _top_hits_window(run: Runner, node: AggNode, level: Level, out: Results) -> 
         key = tuple(row[:nk])
         i, d, s = row[nk], int(row[nk + 1]), row[nk + 2]
         totals[key] = int(row[-1])
-        doc = docs.get((i, d), {})
-        hit: dict[str, Any] = {"_index": plans[i].info.concrete, "_id": doc.get("_id"),
+        hit: dict[str, Any] = {"_index": plans[i].info.concrete, "_id": row[-2],
                                "_score": float(s) if scored else None}  # fmt: skip
         if enabled:
-            hit["_source"] = build_source(plans[i].info, doc, inc, exc)
+            hit["_source"] = docs.get((i, d), {})
         if sort:
             vals = []
             for j, key_s in enumerate(sort):

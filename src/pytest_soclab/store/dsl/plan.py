@@ -8,7 +8,9 @@ from typing import Any
 
 from ..catalog import IndexInfo
 from ..engine import Engine
-from ..layout import DOC_COL
+from ..layout import DOC_COL, ID_COL
+from ..render import build_source
+from ..sources import filter_source, read_stored, select_columns
 from ..sqlutil import ident
 from .build import Ctx
 from .errors import bad_request, parsing_exception, shard_failure, unsupported
@@ -21,6 +23,7 @@ class Plan:
     where: str
     score: str
     ctx: Ctx
+    source: str = ""  # the index's stored-source table here, if any (store/sources.py)
 
 
 def filtered(plan: Plan, post: str, min_score: Any) -> str:
@@ -39,11 +42,39 @@ def fetch_docs(engine: Engine, plans: list[Plan], rows: list[tuple[Any, ...]]) -
     out: dict[tuple[int, int], dict[str, Any]] = {}
     for i, docs in wanted.items():
         plan = plans[i]
-        table = engine.query_arrow(
-            f"SELECT * FROM {plan.rel} WHERE {ident(DOC_COL)} IN ({', '.join(str(d) for d in docs)})"
-        )
+        cols = ", ".join([ident(DOC_COL), ident(ID_COL), *select_columns(plan.info)])
+        table = engine.query_arrow(f"SELECT {cols} FROM {plan.rel} WHERE {ident(DOC_COL)} IN ({', '.join(str(d) for d in docs)})")
         for rec in table.to_pylist():
             out[(i, int(rec[DOC_COL]))] = rec
+    return out
+
+
+def stored_sources(plans: list[Plan]) -> bool:
+    """Every index of the search keeps its documents' rendered sources (wide indices)."""
+    return all(plan.source for plan in plans)
+
+
+def fetch_sources(engine: Engine, plans: list[Plan], rows: list[tuple[Any, ...]], includes: list[str],
+                  excludes: list[str]) -> dict[tuple[int, int], dict[str, Any]]:  # fmt: skip
+    """The `_source` of the selected documents ((index position, _doc) pairs): the stored source
+    where the index keeps one, else rendered from the columns."""
+    wanted: dict[int, list[int]] = {}
+    for row in rows:
+        wanted.setdefault(int(row[0]), []).append(int(row[1]))
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    rest: list[tuple[int, int]] = []
+    for i, docs in wanted.items():
+        plan = plans[i]
+        got = read_stored(engine.query, plan.source, docs) if plan.source else {}
+        for d in docs:
+            src = got.get(d)
+            if src is None:
+                rest.append((i, d))
+            else:
+                out[(i, d)] = filter_source(plan.info, src, includes, excludes)
+    if rest:
+        for key, doc in fetch_docs(engine, plans, rest).items():
+            out[key] = build_source(plans[key[0]].info, doc, includes, excludes)
     return out
 
 

@@ -15,13 +15,15 @@ from ..layout import format_date, int_to_ip
 from ..limits import out_of_memory
 from ..sqlutil import literal
 from .expr import Col, Ctx
+from .late import fill
 from .parser import parse
 from .translate import translate
 
 MAX_QUERY_LENGTH = 100_000
 
 
-def run(engine: Any, query: Any, *, params: list[Any] | None = None, columnar: bool = False) -> dict[str, Any]:
+def run(engine: Any, query: Any, *, params: list[Any] | None = None, columnar: bool = False,
+        late: bool = True) -> dict[str, Any]:
     started = time.perf_counter()
     if not isinstance(query, str):
         raise illegal_argument("[query] must be a string")
@@ -30,19 +32,11 @@ def run(engine: Any, query: Any, *, params: list[Any] | None = None, columnar: b
     if params is not None and not isinstance(params, list):
         raise illegal_argument("[params] must be an array")
     tree = parse(query)
-    token = engine.new_token()
-    ctx = Ctx(token=token, now_sql=literal(engine.now()), params=params)
-    try:
-        out = translate(engine, ctx, tree)
-        try:
-            rows = engine.query(out.sql)
-        except duckdb.Error as exc:
-            raise _runtime_error(exc) from None
-        fired = engine.take_warnings(token)
-        warn_values = engine.take_warning_values(token)
-    finally:
-        engine.take_warnings(token)
-        engine.take_warning_values(token)
+    out, ctx, rows, fired, warn_values = _execute(engine, tree, params, late=late)
+    keys: list[tuple[int, int]] = []
+    if out.late:  # the SQL ends each row with its (index, document): the rest is read from sources
+        keys = [(r[-2], r[-1]) for r in rows]
+        rows = [r[:-2] for r in rows]
     if out.selected is not None:  # constant-NULL columns the SQL left out
         width = len(out.cols)
         full = []
@@ -53,9 +47,20 @@ def run(engine: Any, query: Any, *, params: list[Any] | None = None, columnar: b
             full.append(tuple(filled))
         rows = full
     columns = [{"name": c.name, "type": c.type} for c in out.cols]
-    values = [[_render(c, v) for c, v in zip(out.cols, row)] for row in rows]
+    if out.late:  # late columns are filled below: render the others only
+        shown = [(i, c) for i, c in enumerate(out.cols) if i not in out.late]
+        values = []
+        for row in rows:
+            vals: list[Any] = [None] * len(out.cols)
+            for i, c in shown:
+                vals[i] = _render(c, row[i])
+            values.append(vals)
+    else:
+        values = [[_render(c, v) for c, v in zip(out.cols, row)] for row in rows]
     if not out.cols:
         values = [[] for _ in rows]
+    if out.late and not fill(engine, out.late_sources, out.late, keys, values):
+        return run(engine, query, params=params, columnar=columnar, late=False)
     if columnar:
         values = [list(col) for col in zip(*values)] if values else [[] for _ in out.cols]
     result: dict[str, Any] = {
@@ -77,6 +82,23 @@ def run(engine: Any, query: Any, *, params: list[Any] | None = None, columnar: b
     if warnings:
         result["warnings"] = warnings
     return result
+
+
+def _execute(engine: Any, tree: Any, params: list[Any] | None, *, late: bool) -> tuple[Any, Ctx, list[tuple[Any, ...]], set[int], dict[int, str]]:
+    token = engine.new_token()
+    ctx = Ctx(token=token, now_sql=literal(engine.now()), params=params)
+    try:
+        out = translate(engine, ctx, tree, late=late)
+        try:
+            rows = engine.query(out.sql)
+        except duckdb.Error as exc:
+            raise _runtime_error(exc) from None
+        fired = engine.take_warnings(token)
+        warn_values = engine.take_warning_values(token)
+    finally:
+        engine.take_warnings(token)
+        engine.take_warning_values(token)
+    return out, ctx, rows, fired, warn_values
 
 
 def _runtime_error(exc: duckdb.Error) -> EsError:

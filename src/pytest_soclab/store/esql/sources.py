@@ -21,6 +21,7 @@ from . import ast as A
 from .expr import Col
 from .expressions import compile_expr
 from .fulltext import collect_fulltext, fulltext_sql, score_sql
+from .late import LATE_TYPES, column_paths, late_plan
 from .state import LAZY, NO_TIES, Rel, State, raise_problems
 from .types import SQL
 
@@ -57,6 +58,13 @@ def from_source(st: State, cmd: A.From, commands: list[A.Command]) -> Rel:
     cols: list[Col] = []
     per_col_sql: list[dict[str, str]] = [dict() for _ in infos]
     needed = needed_columns(commands)
+    late = None
+    if st.late_ok:
+        named: set[str] = set()
+        _strings(commands, named)
+        late = late_plan(st.engine, infos, commands, named)
+        if late is not None:
+            st.late_sources = late.sources
     for name, t, multi, origin, sqls in from_columns(st.engine, infos):
         if needed is not None and not needed(name):
             continue
@@ -64,6 +72,9 @@ def from_source(st: State, cmd: A.From, commands: list[A.Command]) -> Rel:
         cols.append(Col(name, t, alias, multi, origin))
         if sqls[0].startswith("NULL::") and len(set(sqls)) == 1:
             st.lazy_nulls[alias] = sqls[0]
+        elif late is not None and t in LATE_TYPES and name not in late.named:
+            st.late[alias] = column_paths(infos, name)
+            st.lazy_nulls[alias] = f"NULL::{SQL[t]}{'[]' if multi else ''}"  # never read by the SQL
         for k, sql in enumerate(sqls):
             per_col_sql[k][alias] = sql
     meta_cols: list[Col] = []

@@ -29,6 +29,10 @@ class Translated:
     cols: list[Col]
     # positions of `cols` the SQL returns, when some columns are constant NULL and left out
     selected: list[int] | None = None
+    # positions of `cols` filled from stored sources, with their field per index; the SQL then
+    # returns each row's (index position, document) last
+    late: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    late_sources: list[str] = field(default_factory=list)
 
 
 # Every relation carries these: the index's position in FROM and the document's in the index
@@ -53,6 +57,10 @@ class State:
     agg_results: dict[int, TE] = field(default_factory=dict)  # aggregate calls already computed (STATS)
     agg_key_scope: bool = False  # resolving names after STATS grouping
     lazy_nulls: dict[str, str] = field(default_factory=dict)  # alias -> its typed NULL, for FROM columns no index has
+    # FROM columns read from stored sources after the query (esql/late.py): alias -> field per index
+    late: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    late_sources: list[str] = field(default_factory=list)
+    late_ok: bool = True
     # operands bound once per expression being compiled (see expressions.share): one list per
     # compile_expr call on the stack, of (lambda variable, operand SQL)
     frames: list[list[tuple[str, str]]] = field(default_factory=list)

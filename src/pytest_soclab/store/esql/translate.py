@@ -26,9 +26,10 @@ MAX_LIMIT = 10_000
 _ALIAS = re.compile(r"\bc\d+\b")
 
 
-def translate(engine: Any, ctx: Ctx, query: A.Query) -> Translated:
-    """One DuckDB SQL query for `query`, or a verification_exception with every problem found."""
-    st = State(engine, ctx)
+def translate(engine: Any, ctx: Ctx, query: A.Query, *, late: bool = True) -> Translated:
+    """One DuckDB SQL query for `query`, or a verification_exception with every problem found.
+    `late`: FROM columns may be read from stored sources after the query (esql/late.py)."""
+    st = State(engine, ctx, late_ok=late)
     src = query.source
     if isinstance(src, A.From):
         rel = from_source(st, src, query.commands)
@@ -47,14 +48,17 @@ def translate(engine: Any, ctx: Ctx, query: A.Query) -> Translated:
     del explicit_limit
     lazy = st.lazy_nulls
     selected = [i for i, c in enumerate(rel.cols) if c.alias not in lazy]
-    select = ", ".join(rel.cols[i].alias for i in selected) or "NULL AS __none"
+    late = {i: st.late[c.alias] for i, c in enumerate(rel.cols) if c.alias in st.late}
+    names = [rel.cols[i].alias for i in selected] + (["__idx", "__doc"] if late else [])
+    select = ", ".join(names) or "NULL AS __none"
     order = f" ORDER BY {', '.join(rel.order)}" if rel.order else ""
     sql = f"SELECT {select} FROM ({rel.sql}) AS __final{order} LIMIT {limit}"
     if not lazy:
         return Translated(sql.replace(LAZY, ""), rel.cols)
     used = sorted(set(_ALIAS.findall(sql.replace(LAZY, ""))) & lazy.keys(), key=lambda a: int(a[1:]))
     sql = sql.replace(LAZY, "".join(f", {lazy[a]} AS {a}" for a in used))
-    return Translated(sql, rel.cols, None if len(selected) == len(rel.cols) else selected)
+    return Translated(sql, rel.cols, None if len(selected) == len(rel.cols) else selected, late,
+                      st.late_sources if late else [])  # fmt: skip
 
 
 def _command(st: State, cmd: A.Command, rel: Rel) -> Rel:
