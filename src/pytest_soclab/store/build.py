@@ -61,6 +61,7 @@ class _ColState:
     fdef: FieldDef
     multi: bool = False
     values: list[Any] = field(default_factory=list)
+    name: str = ""  # the column's name in the table when not the path (Column.name)
 
 
 @dataclass
@@ -117,9 +118,11 @@ class TableBuilder:
         self.mapping = mapping
         self.opaque = mapping.opaque_paths()
         self.cols: dict[str, _ColState] = {}
+        self._taken = {ID_COL.lower(), SEQ_COL.lower(), DOC_COL.lower()}  # column names, as DuckDB compares them
         if fixed:
             for path, col in fixed.items():
-                self.cols[path] = _ColState(col.fdef, col.multi)
+                self.cols[path] = _ColState(col.fdef, col.multi, name=col.name)
+                self._taken.add((col.name or path).lower())
         self.fast = fast
         # fed Arrow columns by add_arrow (no Python documents to look back at)
         self.native = native
@@ -128,7 +131,9 @@ class TableBuilder:
         self.count = 0
         self.chunks: list[Chunk] = []
         self.malformed: dict[str, int] = {}
-        self.ignored: set[str] = set()
+        # a source field named as a column of the store's own (Elasticsearch rejects `_id` in a
+        # source as a metadata field) is not stored: it would overwrite the documents' ids
+        self.ignored: set[str] = {ID_COL, SEQ_COL, DOC_COL}
         self.fast_chunks = 0
         self.shapes = ShapeExtractor(self.opaque)
 
@@ -170,7 +175,17 @@ class TableBuilder:
         self.ids, self.sources = [], []
 
     def columns(self) -> dict[str, Column]:
-        return {p: Column(p, s.fdef, s.multi) for p, s in sorted(self.cols.items())}
+        return {p: Column(p, s.fdef, s.multi, s.name) for p, s in sorted(self.cols.items())}
+
+    def _new_column(self, path: str, fdef: FieldDef) -> _ColState:
+        """A new field's column: named by its path, unless DuckDB would take that name for one
+        already here (names differing only in case are one name to it)."""
+        name, n = path, 0
+        while name.lower() in self._taken:
+            n += 1
+            name = f"{path}~{n}"
+        self._taken.add(name.lower())
+        return _ColState(fdef, name="" if name == path else name)
 
     def _key_arrays(self, seq0: int, ids: pa.Array | None = None) -> dict[str, pa.Array]:
         """The `_id` and `__seq` columns every chunk path starts its table with."""
@@ -201,7 +216,7 @@ class TableBuilder:
                 if fdef is None:
                     self.ignored.add(path)
                     continue
-                state = self.cols[path] = _ColState(fdef)
+                state = self.cols[path] = self._new_column(path, fdef)
             is_list = pa.types.is_list(raw.type)
             try:
                 staged, kind = self._convert(path, state.fdef.type, raw, is_list)
@@ -437,7 +452,7 @@ class TableBuilder:
             if fdef is None:
                 self.ignored.add(path)
                 return
-            state = self.cols[path] = _ColState(fdef)
+            state = self.cols[path] = self._new_column(path, fdef)
         vals = state.values
         if len(vals) < row:
             vals.extend([None] * (row - len(vals)))
@@ -536,24 +551,38 @@ def _element_sql(col: Column, kind: str, x: str, is_list: bool) -> str:
     return f"list_sort(list_filter({inner}, lambda __f: __f IS NOT NULL))"
 
 
+def staged(chunk: Chunk, columns: dict[str, Column]) -> pa.Table:
+    """The chunk's table as DuckDB is to see it: each column under its name in the store (a path
+    stored under another name must not meet its case twin: DuckDB would read one for both)."""
+    names, keys = [], {ID_COL, SEQ_COL}
+    for n in chunk.table.column_names:
+        if n in keys:  # the chunk's own key columns come first; a field of that name comes later
+            keys.discard(n)
+            names.append(n)
+        else:
+            names.append(columns[n].name if n in columns and columns[n].name else n)
+    return chunk.table.rename_columns(names)
+
+
 def stage_sql(view: str, chunk: Chunk, columns: dict[str, Column], *, doc_offset: int | None = None) -> str:
-    """SELECT turning one staged chunk into the final columns (missing -> NULL, scalar -> [x])."""
+    """SELECT turning one staged chunk (registered as `staged` gives it) into the final columns
+    (missing -> NULL, scalar -> [x])."""
     have = set(chunk.table.column_names)
     parts = [ident(ID_COL), ident(SEQ_COL) if doc_offset is None else f"{ident(SEQ_COL)} + {doc_offset} AS {ident(DOC_COL)}"]
     for path, col in columns.items():
         target = col.sql_type
         if path not in have:
-            parts.append(f"NULL::{target} AS {ident(path)}")
+            parts.append(f"NULL::{target} AS {col.sql}")
             continue
         is_list = path in chunk.lists
-        expr = _element_sql(col, chunk.convs.get(path, ""), ident(path), is_list)
+        expr = _element_sql(col, chunk.convs.get(path, ""), col.sql, is_list)
         if col.multi and not is_list:
             expr = f"CASE WHEN ({expr}) IS NULL THEN NULL ELSE [{expr}] END"
         elif not col.multi and is_list:
             expr = f"({expr})[1]"
         elif is_list:
             expr = f"nullif({expr}, [])"  # an empty array is no value, as in doc values
-        parts.append(f"CAST({expr} AS {target}) AS {ident(path)}")
+        parts.append(f"CAST({expr} AS {target}) AS {col.sql}")
     return f"SELECT {', '.join(parts)} FROM {view}"
 
 
@@ -574,7 +603,7 @@ def _chunk_stats(con: duckdb.DuckDBPyConnection, view: str, chunk: Chunk, builde
         if state is None:
             continue
         kind = chunk.convs.get(path, "")
-        c = ident(path)
+        c = ident(state.name or path)
         is_list = path in chunk.lists
         if is_list and not state.multi and _longest(chunk.table.column(path)) > 1:
             distinct = f"list_distinct({c})" if state.fdef.type in _SORTED_UNIQUE else f"list_filter({c}, lambda __f: __f IS NOT NULL)"
@@ -601,9 +630,10 @@ def write_index(
     builder.flush()
     views = []
     given: dict[str, int] = {}
+    names = builder.columns()  # the columns' names are known once every chunk is flushed
     for i, chunk in enumerate(builder.chunks):
         view = f"__stage_{table}_{i}"
-        con.register(view, chunk.table)
+        con.register(view, staged(chunk, names))
         views.append(view)
         for path, n in _chunk_stats(con, view, chunk, builder).items():
             given[path] = given.get(path, 0) + n
@@ -612,7 +642,7 @@ def write_index(
     ts_sortable = "@timestamp" in columns and not columns["@timestamp"].multi
     order = f"{ident('@timestamp')} NULLS LAST, {ident(SEQ_COL)}" if ts_sortable else ident(SEQ_COL)
     union = " UNION ALL ".join(selects) if selects else _empty_select(columns)
-    body = ", ".join(ident(p) for p in columns)
+    body = ", ".join(c.sql for c in columns.values())
     # sort once; a streaming row_number over the sorted rows numbers them in that order
     con.execute(
         f"CREATE TABLE {ident(table)} AS SELECT {ident(ID_COL)}, (row_number() OVER () - 1)::BIGINT AS {ident(DOC_COL)}"
@@ -624,7 +654,7 @@ def write_index(
     if given:
         kept = con.execute(
             "SELECT " + ", ".join(
-                f"coalesce(sum(len({ident(p)})), 0)" if columns[p].multi else f"count({ident(p)})" for p in given
+                f"coalesce(sum(len({columns[p].sql})), 0)" if columns[p].multi else f"count({columns[p].sql})" for p in given
             ) + f" FROM {ident(table)}"
         ).fetchall()[0]
         for (path, n), k in zip(given.items(), kept):
@@ -662,7 +692,7 @@ def declared_only(mapping: MappingSet, columns: dict[str, Column]) -> dict[str, 
 
 def _empty_select(columns: dict[str, Column]) -> str:
     parts = [f"NULL::VARCHAR AS {ident(ID_COL)}", f"NULL::BIGINT AS {ident(SEQ_COL)}"]
-    parts += [f"NULL::{c.sql_type} AS {ident(p)}" for p, c in columns.items()]
+    parts += [f"NULL::{c.sql_type} AS {c.sql}" for c in columns.values()]
     return f"SELECT {', '.join(parts)} WHERE FALSE"
 
 
@@ -702,4 +732,4 @@ def default_mapping(name: str, explicit: dict[str, Any] | None) -> MappingSet:
     return MappingSet(explicit=flat, dynamic=dynamic, data_stream=ds, use_ecs=ds, declared=True)
 
 
-__all__ = ["NativeFallback", "TableBuilder", "write_index", "declared_only", "group_docs", "default_mapping", "stage_sql", "ms_to_datetime", "Chunk"]
+__all__ = ["NativeFallback", "TableBuilder", "write_index", "declared_only", "group_docs", "default_mapping", "stage_sql", "staged", "ms_to_datetime", "Chunk"]

@@ -12,7 +12,7 @@ from .sqlutil import ident
 
 CATALOG_TABLE = "__soclab_catalog"
 FORMAT_VERSION = 4  # 2: fields mapped without values ("mapped"); 3: token tables of text fields ("tokens");
-# 4: stored sources of wide indices ("source")
+# 4: stored sources of wide indices ("source"), fields differing only in case in columns of their own ("name")
 
 # Elasticsearch's data stream naming scheme: <type>-<dataset>-<namespace>.
 _DATA_STREAM = re.compile(r"^(logs|metrics|traces|synthetics|profiling)-[^-]+(-[^-]+)?-[^-]+$")
@@ -29,10 +29,19 @@ class Column:
     path: str
     fdef: FieldDef
     multi: bool
+    # the column's name in the table when it is not `path`: DuckDB resolves names case-insensitively,
+    # so of two fields differing only in case (Sysmon's SourceProcessGUID / SourceProcessGuid) the
+    # second is stored under a name of its own
+    name: str = ""
 
     @property
     def sql_type(self) -> str:
         return sql_type(self.fdef.type, self.multi)
+
+    @property
+    def sql(self) -> str:
+        """The column in SQL."""
+        return ident(self.name or self.path)
 
 
 @dataclass(frozen=True)
@@ -44,11 +53,12 @@ class FieldRef:
     column: str
     type: str
     multi: bool
+    stored_as: str = ""  # the column's name in the table when not `column` (Column.name)
 
     @property
     def sql(self) -> str:
         """The field's value in SQL: its column, or a typed NULL when it has none."""
-        return ident(self.column) if self.column else f"NULL::{sql_type(self.type, self.multi)}"
+        return ident(self.stored_as or self.column) if self.column else f"NULL::{sql_type(self.type, self.multi)}"
 
 
 @dataclass
@@ -77,7 +87,7 @@ class IndexInfo:
     def lookup(self, name: str) -> FieldRef | None:
         col = self.fields.get(name)
         if col is not None:
-            return FieldRef(name, col.path, col.fdef.type, col.multi)
+            return FieldRef(name, col.path, col.fdef.type, col.multi, col.name)
         declared = self.mapped.get(name)
         if declared is not None:
             return FieldRef(name, "", declared.type, False)
@@ -86,7 +96,7 @@ class IndexInfo:
         if col is not None:
             for sub_name, sub_def in col.fdef.multi_fields:
                 if sub_name == sub:
-                    return FieldRef(name, col.path, sub_def.type, col.multi)
+                    return FieldRef(name, col.path, sub_def.type, col.multi, col.name)
         declared = self.mapped.get(parent)
         if declared is not None:
             for sub_name, sub_def in declared.multi_fields:
@@ -117,7 +127,8 @@ class IndexInfo:
             "count": self.count,
             "size_bytes": self.size_bytes,
             "uuid": self.uuid,
-            "fields": {p: {"def": c.fdef.to_json(), "multi": c.multi} for p, c in self.fields.items()},
+            "fields": {p: {"def": c.fdef.to_json(), "multi": c.multi, **({"name": c.name} if c.name else {})}
+                       for p, c in self.fields.items()},
             "mapped": {p: d.to_json() for p, d in self.mapped.items()},
             "tokens": dict(self.tokens),
             "source": self.source,
@@ -126,7 +137,8 @@ class IndexInfo:
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> IndexInfo:
         fields = {
-            p: Column(p, FieldDef.from_json(spec["def"]), bool(spec["multi"])) for p, spec in obj["fields"].items()
+            p: Column(p, FieldDef.from_json(spec["def"]), bool(spec["multi"]), str(spec.get("name", "")))
+            for p, spec in obj["fields"].items()
         }
         return cls(
             name=obj["name"],

@@ -276,9 +276,9 @@ def _apply_overlay(
         builder.flush()
         view = f"__overlay_{serial}_{n}"
         chunk = builder.chunks[0]
-        con.register(view, chunk.table)
-        from .build import _chunk_stats
+        from .build import _chunk_stats, staged
 
+        con.register(view, staged(chunk, builder.columns()))
         _chunk_stats(con, view, chunk, builder)
         merged = builder.columns()
         offset = base.count if base else 0
@@ -313,11 +313,11 @@ def _base_select(base: IndexInfo, merged: dict[str, Column], relation: str) -> s
     for path, col in merged.items():
         have = base.fields.get(path)
         if have is None:
-            parts.append(f"NULL::{col.sql_type} AS {ident(path)}")
+            parts.append(f"NULL::{col.sql_type} AS {col.sql}")
         elif col.multi and not have.multi:
-            parts.append(f"CASE WHEN {ident(path)} IS NULL THEN NULL ELSE [{ident(path)}] END AS {ident(path)}")
+            parts.append(f"CASE WHEN {have.sql} IS NULL THEN NULL ELSE [{have.sql}] END AS {col.sql}")
         else:
-            parts.append(ident(path))
+            parts.append(have.sql)
     return f"SELECT {', '.join(parts)} FROM {relation}"
 
 

@@ -29,15 +29,15 @@ _BATCH = 2048
 
 
 def select_columns(info: IndexInfo) -> list[str]:
-    """SQL of every stored column of `info`, IPs as decimal text: Arrow and fetchall both read
-    a UHUGEINT through types that cannot hold every 128-bit value (decimal128 wraps)."""
+    """SQL of every stored column of `info` in field order (read by position: a column's name in
+    the table need not be its field's), IPs as decimal text: Arrow reads a UHUGEINT through a
+    type that cannot hold every 128-bit value (decimal128 wraps)."""
     out = []
-    for path, col in info.fields.items():
-        c = ident(path)
+    for col in info.fields.values():
         if col.fdef.type == "ip":
-            out.append(f"{c}::{'VARCHAR[]' if col.multi else 'VARCHAR'} AS {c}")
+            out.append(f"{col.sql}::{'VARCHAR[]' if col.multi else 'VARCHAR'}")
         else:
-            out.append(c)
+            out.append(col.sql)
     return out
 
 
@@ -108,7 +108,7 @@ def _value_sql(col: Column) -> str | None:
     """SQL of one field's JSON value, NULL when it has none."""
     t = col.fdef.type
     if t in ("flattened", "nested"):
-        x = ident(col.path)  # kept as its JSON text (render.json_value parses it back)
+        x = col.sql  # kept as its JSON text (render.json_value parses it back)
         return f"(CASE WHEN json_valid({x}) THEN {x} ELSE to_json({x}) END)"
     if t == "geo_point" or t not in SQL_TYPES:
         return None
@@ -120,7 +120,7 @@ def _value_sql(col: Column) -> str | None:
         one = "(CASE WHEN isfinite({v}) THEN {v} END)"  # NaN is no JSON (and no indexed value)
     else:
         one = "{v}"
-    c = ident(col.path)
+    c = col.sql
     if not col.multi:
         return f"to_json({one.format(v=c)})"
     kept = f"list_filter(list_transform({c}, lambda __v: {one.format(v='__v')}), lambda __v: __v IS NOT NULL)"

@@ -36,7 +36,7 @@ def build_token_tables(con: duckdb.DuckDBPyConnection, info: IndexInfo) -> dict[
     text_cols = sorted(p for p, c in info.fields.items() if c.fdef.type in TEXT_TYPES)
     for k, path in enumerate(text_cols):
         name = f"{info.table}__tok{k}"
-        col, doc = ident(path), ident(DOC_COL)
+        col, doc = info.fields[path].sql, ident(DOC_COL)
         tokens = f"regexp_extract_all(lower(__val), {string(_token_re())})"
         if info.fields[path].multi:
             values = (f"SELECT {doc} AS d, unnest({col}) AS __val, generate_subscripts({col}, 1) AS __v "

@@ -42,10 +42,10 @@ def fetch_docs(engine: Engine, plans: list[Plan], rows: list[tuple[Any, ...]]) -
     out: dict[tuple[int, int], dict[str, Any]] = {}
     for i, docs in wanted.items():
         plan = plans[i]
+        names = [DOC_COL, ID_COL, *plan.info.fields]
         cols = ", ".join([ident(DOC_COL), ident(ID_COL), *select_columns(plan.info)])
-        table = engine.query_arrow(f"SELECT {cols} FROM {plan.rel} WHERE {ident(DOC_COL)} IN ({', '.join(str(d) for d in docs)})")
-        for rec in table.to_pylist():
-            out[(i, int(rec[DOC_COL]))] = rec
+        for row in engine.query(f"SELECT {cols} FROM {plan.rel} WHERE {ident(DOC_COL)} IN ({', '.join(str(d) for d in docs)})"):
+            out[(i, int(row[0]))] = dict(zip(names, row))
     return out
 
 

@@ -208,7 +208,8 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
     field_patterns = _field_patterns(body.get("fields")) + _field_patterns(body.get("docvalue_fields"))
     # One query fetches the documents too when the indices agree on column types (a second
     # lookup by document number costs more than carrying the columns through the top-N).
-    doc_cols = _doc_columns(plans) if (want_source or field_patterns) and counted is None else []
+    stored = want_source and not field_patterns and stored_sources(plans)
+    doc_cols = _doc_columns(plans) if (want_source or field_patterns) and counted is None and not stored else []
     order_exprs: list[str] = []
     sortable: list[str] = []
     # every match scoring the same constant: index order alone decides, and the top-N can stop early
@@ -247,7 +248,6 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
         order_sql = ""
     # ...but not for wide documents (a Sysmon event has 160 columns): their stored sources are read
     # by number after the top-N, and without them a sort carries only its keys.
-    stored = want_source and not field_patterns and stored_sources(plans)
     if stored or (doc_cols and order_sql and len(doc_cols) > WIDE_COLUMNS):
         doc_cols = None
     single_phase = doc_cols is not None
@@ -267,7 +267,8 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
         cols.append(f"{ident(ID_COL)} AS __id")
         if single_phase:
             for path, sql_type in doc_cols or []:
-                cols.append(ident(path) if path in plan.info.fields else f"NULL::{sql_type} AS {ident(path)}")
+                have = plan.info.fields.get(path)
+                cols.append(have.sql if have is not None else f"NULL::{sql_type}")  # read by position
         selects.append(f"SELECT {', '.join(cols)} FROM {plan.rel} WHERE {filtered(plan, p, min_score)}")
     union = " UNION ALL ".join(selects)
 
@@ -328,7 +329,6 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
             ]
         hits.append(hit)
     return hits, max_hit
-
 
 
 # predicates costly enough per row that scanning twice (count, then hits) shows

@@ -166,7 +166,7 @@ def exists_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
         else:
             # an object field exists when any of its leaves does
             subs = [c for p, c in ctx.info.fields.items() if p.startswith(name + ".")]
-            preds.extend(f"({ident(c.path)} IS NOT NULL)" for c in subs)
+            preds.extend(f"({c.sql} IS NOT NULL)" for c in subs)
     return scored(or_(preds), boost_of(body))
 
 
