@@ -77,3 +77,19 @@ def test_overlay_documents_keep_the_spellings_apart(tmp_path: Path) -> None:
     assert _guids(lower, "SourceProcessGuid") == ["{PLANTED}"]
     upper = b.es_search(SYSMON, {"size": 20, "query": {"exists": {"field": UPPER}}, "sort": ["@timestamp"]})
     assert _guids(upper, "SourceProcessGUID")[-1] == "{P2}" and len(upper["hits"]["hits"]) == 7
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast path", "python path"])
+def test_a_source_field_named_id_is_counted_not_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
+    """Elasticsearch rejects `_id` inside a source; here it would have replaced the documents' ids."""
+    from pytest_soclab.store import build
+
+    if not fast:
+        monkeypatch.setattr(build.TableBuilder, "_arrow_chunk", lambda self, seq0: (_ for _ in ()).throw(build._Fallback()))
+    docs = [("notes", f"n{i}", {"_id": f"inner-{i}", "text": f"note {i}"}) for i in range(3)]
+    info = build_database(docs, tmp_path / "ids.duckdb")
+    assert info["indices"]["notes"]["malformed"] == {"_id": 3}
+    b = EmbeddedBackend.open(tmp_path / "ids.duckdb")
+    hits = b.es_search("notes", {})["hits"]["hits"]
+    assert sorted(h["_id"] for h in hits) == ["n0", "n1", "n2"]
+    assert all("_id" not in h["_source"] for h in hits)

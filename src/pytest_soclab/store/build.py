@@ -31,6 +31,9 @@ from .sqlutil import ident
 
 CHUNK_ROWS = 100_000
 SEQ_COL = "__seq"
+# A source field named as one of the store's own columns is not stored but counted as malformed:
+# Elasticsearch rejects `_id` in a source (a metadata field), and here it would replace the ids.
+RESERVED = frozenset({ID_COL, SEQ_COL, DOC_COL})
 
 _ARROW = {
     "VARCHAR": pa.string(),
@@ -131,9 +134,7 @@ class TableBuilder:
         self.count = 0
         self.chunks: list[Chunk] = []
         self.malformed: dict[str, int] = {}
-        # a source field named as a column of the store's own (Elasticsearch rejects `_id` in a
-        # source as a metadata field) is not stored: it would overwrite the documents' ids
-        self.ignored: set[str] = {ID_COL, SEQ_COL, DOC_COL}
+        self.ignored: set[str] = set()
         self.fast_chunks = 0
         self.shapes = ShapeExtractor(self.opaque)
 
@@ -208,6 +209,9 @@ class TableBuilder:
             state = self.cols.get(path)
             if state is None:
                 if path in self.ignored:
+                    continue
+                if path in RESERVED:
+                    self.malformed[path] = self.malformed.get(path, 0) + len(raw) - raw.null_count
                     continue
                 first = self._first_source_value(path, raw)
                 if first is None:
@@ -446,6 +450,9 @@ class TableBuilder:
         state = self.cols.get(path)
         if state is None:
             if path in self.ignored:
+                return
+            if path in RESERVED:
+                self.malformed[path] = self.malformed.get(path, 0) + 1
                 return
             first = value[0] if is_multi(value) else value
             fdef = self.mapping.resolve(path, first)

@@ -4,8 +4,9 @@ A recorded Sysmon index has 160+ columns. Returning a page of its documents from
 means reading one vector of every column (DuckDB decompresses whole vectors, so 100 scattered
 documents touch most of them) and nesting 160 values per document in Python: 40-50 ms for
 `size: 100`. A table of (d, src) with a primary key on d turns that into an index lookup of one
-column and a JSON parse. The source is rendered by `render.build_source` from the stored
-columns, so it is the same object the columns give; a row that cannot be rendered keeps a NULL
+column and a JSON parse. The source is rendered from the stored columns by one SQL statement
+that follows `render.build_source` (and by `build_source` itself for a type it does not
+render), so it is the same object the columns give; a row that cannot be rendered keeps a NULL
 source and is read from the columns, as are documents of an index with overlay documents.
 """
 
@@ -29,16 +30,18 @@ _BATCH = 2048
 
 
 def select_columns(info: IndexInfo) -> list[str]:
-    """SQL of every stored column of `info` in field order (read by position: a column's name in
-    the table need not be its field's), IPs as decimal text: Arrow reads a UHUGEINT through a
-    type that cannot hold every 128-bit value (decimal128 wraps)."""
-    out = []
-    for col in info.fields.values():
-        if col.fdef.type == "ip":
-            out.append(f"{col.sql}::{'VARCHAR[]' if col.multi else 'VARCHAR'}")
-        else:
-            out.append(col.sql)
-    return out
+    """SQL of every stored column of `info`, in field order: rows are read by position (a column's
+    name in the table need not be its field's) through fetchall, which reads a UHUGEINT whole
+    (Arrow's decimal128 wraps the upper half of IPv6)."""
+    return [col.sql for col in info.fields.values()]
+
+
+def by_index(keys: Iterable[tuple[Any, ...]]) -> dict[int, list[int]]:
+    """(index position, _doc, ...) rows -> the documents wanted of each index."""
+    wanted: dict[int, list[int]] = {}
+    for key in keys:
+        wanted.setdefault(int(key[0]), []).append(int(key[1]))
+    return wanted
 
 
 def build_source_table(con: duckdb.DuckDBPyConnection, info: IndexInfo) -> str:

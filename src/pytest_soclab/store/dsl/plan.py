@@ -10,7 +10,7 @@ from ..catalog import IndexInfo
 from ..engine import Engine
 from ..layout import DOC_COL, ID_COL
 from ..render import build_source
-from ..sources import filter_source, read_stored, select_columns
+from ..sources import by_index, filter_source, read_stored, select_columns
 from ..sqlutil import ident
 from .build import Ctx
 from .errors import bad_request, parsing_exception, shard_failure, unsupported
@@ -36,11 +36,8 @@ def filtered(plan: Plan, post: str, min_score: Any) -> str:
 
 def fetch_docs(engine: Engine, plans: list[Plan], rows: list[tuple[Any, ...]]) -> dict[tuple[int, int], dict[str, Any]]:
     """Second phase: the stored columns of the selected documents ((index position, _doc) pairs)."""
-    wanted: dict[int, list[int]] = {}
-    for row in rows:
-        wanted.setdefault(int(row[0]), []).append(int(row[1]))
     out: dict[tuple[int, int], dict[str, Any]] = {}
-    for i, docs in wanted.items():
+    for i, docs in by_index(rows).items():
         plan = plans[i]
         names = [DOC_COL, ID_COL, *plan.info.fields]
         cols = ", ".join([ident(DOC_COL), ident(ID_COL), *select_columns(plan.info)])
@@ -58,12 +55,9 @@ def fetch_sources(engine: Engine, plans: list[Plan], rows: list[tuple[Any, ...]]
                   excludes: list[str]) -> dict[tuple[int, int], dict[str, Any]]:  # fmt: skip
     """The `_source` of the selected documents ((index position, _doc) pairs): the stored source
     where the index keeps one, else rendered from the columns."""
-    wanted: dict[int, list[int]] = {}
-    for row in rows:
-        wanted.setdefault(int(row[0]), []).append(int(row[1]))
     out: dict[tuple[int, int], dict[str, Any]] = {}
     rest: list[tuple[int, int]] = []
-    for i, docs in wanted.items():
+    for i, docs in by_index(rows).items():
         plan = plans[i]
         got = read_stored(engine.query, plan.source, docs) if plan.source else {}
         for d in docs:

@@ -10,11 +10,10 @@ instead, and the values are filled in from the documents' stored sources.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..catalog import IndexInfo
-from ..sources import read_stored
+from ..sources import by_index, read_stored
 from . import ast as A
 
 # Commands that keep each row one document, with its FROM columns' values unchanged.
@@ -24,21 +23,13 @@ LATE_TYPES = frozenset({"keyword", "text", "version", "long", "integer", "unsign
                         "date", "date_nanos", "ip"})  # fmt: skip
 
 
-@dataclass
-class LatePlan:
-    sources: list[str]  # stored-source relation per FROM index
-    named: set[str]  # every string the pipeline holds: those columns are read by the SQL
-
-
-def late_plan(engine: Any, infos: list[IndexInfo], commands: list[A.Command], named: set[str]) -> LatePlan | None:
-    """When FROM columns of `infos` may be read late: every index keeps stored sources and every
-    command passes documents through (`named`: the strings of the commands)."""
+def late_sources(engine: Any, infos: list[IndexInfo], commands: list[A.Command]) -> list[str] | None:
+    """The stored-source relation of each FROM index, when FROM columns may be read late: every
+    index keeps stored sources and every command passes documents through."""
     if not infos or any(type(c) not in _PASSING for c in commands):
         return None
     sources = [engine.source_relation(info) for info in infos]
-    if not all(sources):
-        return None
-    return LatePlan(sources, named)
+    return sources if all(sources) else None
 
 
 def column_paths(infos: list[IndexInfo], name: str) -> tuple[str, ...]:
@@ -55,10 +46,7 @@ def fill(engine: Any, sources: list[str], late: dict[int, tuple[str, ...]], keys
     """Put the late columns' values into `values` (rows of rendered values, None at the late
     positions; one (index, document) key each). False when a document has no stored source:
     the caller runs the query whole."""
-    wanted: dict[int, list[int]] = {}
-    for i, d in keys:
-        wanted.setdefault(int(i), []).append(int(d))
-    got = {i: read_stored(engine.query, sources[i], docs) for i, docs in wanted.items()}
+    got = {i: read_stored(engine.query, sources[i], docs) for i, docs in by_index(keys).items()}
     # per index: field -> the positions showing it (a field and its multi-fields are several)
     targets: dict[int, dict[str, list[int]]] = {}
     for row, (i, d) in zip(values, keys):

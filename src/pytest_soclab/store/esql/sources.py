@@ -21,7 +21,7 @@ from . import ast as A
 from .expr import Col
 from .expressions import compile_expr
 from .fulltext import collect_fulltext, fulltext_sql, score_sql
-from .late import LATE_TYPES, column_paths, late_plan
+from .late import LATE_TYPES, column_paths, late_sources
 from .state import LAZY, NO_TIES, Rel, State, raise_problems
 from .types import SQL
 
@@ -58,13 +58,12 @@ def from_source(st: State, cmd: A.From, commands: list[A.Command]) -> Rel:
     cols: list[Col] = []
     per_col_sql: list[dict[str, str]] = [dict() for _ in infos]
     needed = needed_columns(commands)
-    late = None
-    if st.late_ok:
-        named: set[str] = set()
+    # every string the pipeline holds: the columns it names are read by the SQL, never late
+    named: set[str] | None = None
+    late = late_sources(st.engine, infos, commands) if st.late_ok else None
+    if late is not None:
+        st.late_sources, named = late, set()
         _strings(commands, named)
-        late = late_plan(st.engine, infos, commands, named)
-        if late is not None:
-            st.late_sources = late.sources
     for name, t, multi, origin, sqls in from_columns(st.engine, infos):
         if needed is not None and not needed(name):
             continue
@@ -72,7 +71,7 @@ def from_source(st: State, cmd: A.From, commands: list[A.Command]) -> Rel:
         cols.append(Col(name, t, alias, multi, origin))
         if sqls[0].startswith("NULL::") and len(set(sqls)) == 1:
             st.lazy_nulls[alias] = sqls[0]
-        elif late is not None and t in LATE_TYPES and name not in late.named:
+        elif named is not None and t in LATE_TYPES and name not in named:
             st.late[alias] = column_paths(infos, name)
             st.lazy_nulls[alias] = f"NULL::{SQL[t]}{'[]' if multi else ''}"  # never read by the SQL
         for k, sql in enumerate(sqls):

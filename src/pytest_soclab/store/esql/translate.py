@@ -48,8 +48,8 @@ def translate(engine: Any, ctx: Ctx, query: A.Query, *, late: bool = True) -> Tr
     del explicit_limit
     lazy = st.lazy_nulls
     selected = [i for i, c in enumerate(rel.cols) if c.alias not in lazy]
-    late = {i: st.late[c.alias] for i, c in enumerate(rel.cols) if c.alias in st.late}
-    names = [rel.cols[i].alias for i in selected] + (["__idx", "__doc"] if late else [])
+    late_cols = {i: st.late[c.alias] for i, c in enumerate(rel.cols) if c.alias in st.late}
+    names = [rel.cols[i].alias for i in selected] + (["__idx", "__doc"] if late_cols else [])
     select = ", ".join(names) or "NULL AS __none"
     order = f" ORDER BY {', '.join(rel.order)}" if rel.order else ""
     sql = f"SELECT {select} FROM ({rel.sql}) AS __final{order} LIMIT {limit}"
@@ -57,8 +57,8 @@ def translate(engine: Any, ctx: Ctx, query: A.Query, *, late: bool = True) -> Tr
         return Translated(sql.replace(LAZY, ""), rel.cols)
     used = sorted(set(_ALIAS.findall(sql.replace(LAZY, ""))) & lazy.keys(), key=lambda a: int(a[1:]))
     sql = sql.replace(LAZY, "".join(f", {lazy[a]} AS {a}" for a in used))
-    return Translated(sql, rel.cols, None if len(selected) == len(rel.cols) else selected, late,
-                      st.late_sources if late else [])  # fmt: skip
+    return Translated(sql, rel.cols, None if len(selected) == len(rel.cols) else selected, late_cols,
+                      st.late_sources if late_cols else [])  # fmt: skip
 
 
 def _command(st: State, cmd: A.Command, rel: Rel) -> Rel:
