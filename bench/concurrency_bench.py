@@ -67,6 +67,9 @@ def project(root: Path, items: int) -> None:
 def run(root: Path, url: str, out: str, *args: str) -> float:
     env = {**os.environ, "OPENAI_API_KEY": "k", "PYTHONPATH": str(REPO / "src")}
     env.pop("OPENAI_BASE_URL", None)
+    # Runs import from bytecode caches, as a user's do; an environment that forbids writing them
+    # would add a second or more of compiling to both runs' start-up.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--soclab-llm-base-url={url}",
            f"--soclab-json={root / out}", *args]  # fmt: skip
     started = time.perf_counter()

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import sys
@@ -8,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_soclab.llm import base
 from pytest_soclab.llm import LLMError, MissingExtraError, make_chat_model, parse_spec, parse_tool_arguments
 from pytest_soclab.llm.retry import Failure, RetryPolicy, call_with_retries, retry_after_seconds
 from pytest_soclab.llm.serialize import NOTE_KEY, bounded_json, compact_json
@@ -318,3 +320,30 @@ def test_bounded_esql_and_opaque_results():
     opaque = {"blob": "z" * 5000}
     text = bounded_json(opaque, 1000)
     assert len(text) <= 1000 and text.startswith('{"blob":"zzz') and "the result has 5011 characters" in text
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_async_clients_of_every_loop_share_one_tls_context(provider, clean_llm_env, monkeypatch):
+    """Each item runs its agent on a loop of its own, so each gets a new async client; the TLS
+    context (the CA bundle read, tens of ms of CPU under the GIL) is built once per process."""
+    clean_llm_env(f"{provider.upper()}_API_KEY", "k")
+    model = make_chat_model(f"{provider}:m", base_url="http://127.0.0.1:9/v1")
+    factory = model._sdk.DefaultAsyncHttpxClient
+    httpx = sys.modules[next(c.__module__ for c in factory.__mro__ if c.__name__ == "AsyncClient").partition(".")[0]]
+    made = []
+    real = httpx.create_ssl_context
+    monkeypatch.setattr(httpx, "create_ssl_context", lambda *a, **k: made.append(1) or real(*a, **k))
+    base._ssl_context.cache_clear()
+    try:
+        async def client():
+            return model._async_client()
+
+        first, second = asyncio.run(client()), asyncio.run(client())
+    finally:
+        base._ssl_context.cache_clear()
+    assert first is not second and made == [1]
+    assert isinstance(first._client, factory) and isinstance(second._client, factory)
+
+
+def test_an_sdk_without_a_default_client_keeps_its_own():
+    assert base.shared_http_client(object()) is None

@@ -79,3 +79,8 @@ class Estate(BaseModel):
 
     def user(self, name: str) -> User | None:
         return next((u for u in self.users if u.name == name), None)
+
+    def private_copy(self) -> Estate:
+        """A deep copy for one item to change. Every field is plain data, so a dump and a fresh
+        validation copies it whole, at about a third of the cost of copy.deepcopy (two per item)."""
+        return type(self).model_validate(self.model_dump())

@@ -1,7 +1,7 @@
 """--soclab-concurrency=N: run the agents of the next N items at once, and let each item take its own result.
 
 pytest still runs one item at a time, in collection order, each with its own report. When an item's
-body runs, it hands the next items of *this process's* queue (the session's items here; under
+body runs, it hands the next 2N items of *this process's* queue (the session's items here; under
 xdist, the worker's own queue) to a pool of N threads, and waits for its own result; the agents of
 the items after it are already running meanwhile. So `-k`, `-m`, `--lf` and sharding (which shape
 the queue) need nothing; `-x` / `--maxfail` and Ctrl-C stop the look-ahead and close the tools of
@@ -27,6 +27,7 @@ from pytest_soclab.plugin import itembuild, keys
 from pytest_soclab.sim import Simulator
 
 pool_key = pytest.StashKey["AheadPool"]()
+LOOKAHEAD = 2  # items handed to the pool, in multiples of its size
 
 
 def _worker_queue(config: pytest.Config) -> Any:
@@ -74,7 +75,10 @@ class AheadPool:
         else:
             start = self.index.get(item.nodeid, len(items)) + 1
             order = items[start:]
-        return [item, *order[: self.size - 1]]
+        # Twice the pool's size is queued: a thread whose agent is done takes the next item at once,
+        # instead of waiting until pytest reports the items before it (N threads still bound the
+        # agents running at once; the queued ones only wait for a thread).
+        return [item, *order[: LOOKAHEAD * self.size - 1]]
 
     # -- running ---------------------------------------------------------------------------
     def result_for(self, item: pytest.Item) -> tuple[ItemResult, list[Any]]:

@@ -93,7 +93,7 @@ class ActionSurface:
     """The action tools over a private, mutable copy of an estate."""
 
     def __init__(self, estate: Estate, *, actor: str = "soclab-agent"):
-        self.estate = estate.model_copy(deep=True)
+        self.estate = estate.private_copy()
         self.actor = actor
         self.actions: list[dict[str, Any]] = []
         # (host, user) pairs disabled on one host only (disable_user with a host).

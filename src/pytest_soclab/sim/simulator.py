@@ -60,7 +60,7 @@ class Simulator:
         self.mode = mode
         self.backend = backend
         self.estate = estate
-        self.initial_estate = estate.model_copy(deep=True)
+        self.initial_estate = estate.private_copy()
         self.guard = guard
         self.actions = actions
         known = {
