@@ -51,15 +51,20 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def llama_server() -> Iterator[str]:
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python is not installed (see docs/ci.md)")
     port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(_model_file()), "--chat_format",
-         "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+    # 8192 tokens of context, the model's own: the server's default of 2048 cannot hold the system
+    # prompt and the tools' specs. The server's log goes to a file: llama.cpp writes tens of KB while it loads a model, and an
+    # undrained pipe would stall it before it ever answers.
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(_model_file()), "--chat_format",
+             "chatml-function-calling", "--n_ctx", "8192", "--host", "127.0.0.1", "--port", str(port)],
+            stdout=subprocess.DEVNULL, stderr=sink,
+        )  # fmt: skip
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + READY_S
@@ -69,8 +74,8 @@ def llama_server() -> Iterator[str]:
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    err = proc.stderr.read().decode(errors="replace")[-2000:] if proc.stderr else ""
-                    pytest.fail(f"llama.cpp server did not start: {err}")
+                    proc.kill()
+                    pytest.fail(f"llama.cpp server did not start: {log.read_text(errors='replace')[-2000:]}")
                 time.sleep(0.5)
         yield url
     finally:
