@@ -36,6 +36,13 @@ from pytest_soclab.pseudonymize.artifacts import ArtifactNames, path_names
         ("/tmp/ansible-tmp-1715-42/AnsiballZ_apt.py", []),
         (r"C:\Windows\System32\svchost.exe", []),
         (r"C:\Program Files\Sysmon\Sysmon64.exe", []),
+        # a per-user install under AppData ships its own names, like Program Files
+        (r"C:\Users\alice\AppData\Local\Programs\Python\Python39\python39.dll", []),
+        (r"C:\Users\alice\AppData\Local\Programs\Python\Python39\DLLs\libssl-1_1.dll", []),
+        (r"C:\Users\alice\AppData\Local\Microsoft\WindowsApps\python3.exe", []),
+        # a content hash names a file, no person does: an identifier, kept like the others
+        (r"C:\ProgramData\Microsoft\Windows Defender\Scans\History\Store\DC52AAE4E7FB3F0C76FEDEC2C00DA0DC", []),
+        (r"C:\Users\alice\AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup\upd_7731.exe", ["upd_7731"]),
     ],
 )
 def test_made_up_names_in_writable_places(path: str, names: list[str]) -> None:

@@ -218,3 +218,17 @@ def test_two_keys_give_unrelated_addresses() -> None:
 def test_rejects_a_wrong_key_length() -> None:
     with pytest.raises(ValueError):
         IpPseudonymizer(b"short")
+
+
+@given(st.integers(min_value=0, max_value=(1 << 24) - 1))
+@settings(max_examples=300, deadline=None)
+def test_a_subnets_broadcast_address_stays_one(prefix24: int) -> None:
+    """x.y.z.255 keeps its last octet (NetBIOS and discovery broadcasts stay recognisable), and the
+    /24 still maps onto one /24, one to one."""
+    p = IpPseudonymizer(KEY)
+    outs = {p.map_int((prefix24 << 8) | last, 4) for last in range(256)}
+    assert len(outs) == 256 and len({o >> 8 for o in outs}) == 1
+    broadcast = ipaddress.ip_address((prefix24 << 8) | 255)
+    in_kept_24 = any(broadcast in ipaddress.ip_network(r.network) and ipaddress.ip_network(r.network).prefixlen >= 24
+                     for r in SPECIAL_V4)  # fmt: skip
+    assert p.map_int(int(broadcast), 4) & 0xFF == 255 or in_kept_24

@@ -192,6 +192,8 @@ def test_regex_patterns_follow_the_text() -> None:
         ("Accepted password for alice from 203.0.113.5 port 22 ssh2", "alice"),
         ("Failed password for invalid user mallory from 203.0.113.5 port 22 ssh2", "mallory"),
         ("pam_unix(sshd:session): session opened for user erin(uid=1004) by (uid=0)", "erin"),
+        ("pam_unix(sudo:session): session closed for user erin2", "erin2"),
+        ("Invalid user mallory2 from 203.0.113.5 port 4242", "mallory2"),
         ("frank : TTY=pts/0 ; PWD=/home/frank ; USER=root ; COMMAND=/bin/ls", "frank"),
         ("scp report.pdf grace@fileserver-3:/tmp/", "grace"),
         ("scp report.pdf grace@fileserver-3:/tmp/", "fileserver-3"),
@@ -266,3 +268,39 @@ def test_an_address_inside_a_dotted_word() -> None:
     assert p.text("10.20.1.15.log") == f"{ip}.log"
     for version in ["1.2.3.4.5", "v1.2.3.4.5", "python3.11.2.1.4", "10.0.19041.1"]:  # versions, not addresses
         assert p.text(version) == version
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Microsoft COM for Windows",  # a DLL's description in Sysmon's image loads
+        "Net shell helper DLL for winHttp",
+        "Windows Firewall rule for Python",
+    ],
+)
+def test_prose_that_ends_in_for_a_word_names_no_account(text: str) -> None:
+    p = Pseudonymizer(KEY)
+    p.learn_text(text)
+    assert not p.known.bare
+    assert p.text(text) == text
+
+
+def test_product_accounts_keep_their_prefix_and_shape() -> None:
+    """Azure AD Connect's MSOL_<hex>: analysts tell the account by its prefix; the hex is the installation's."""
+    p = Pseudonymizer(KEY)
+    p.learn_user("MSOL_2826475d0356")
+    out = p.text("An account was logged on: MSOL_2826475d0356 from the sync server")
+    m = re.search(r"\bMSOL_([0-9a-f]{12})\b", out, re.IGNORECASE)
+    assert m is not None and "2826475d0356" not in out, out
+    assert p.text("MSOL_2826475d0356") == m.group(0)
+
+
+def test_powershell_host_programs_are_no_machines() -> None:
+    """PowerShell's events say which program hosted it as HostName=: no machine's name."""
+    text = "UserId=CORP\\bob\r\n\tHostName=Windows PowerShell ISE Host\r\n\tHostVersion=5.1\r\n\tHostName=ConsoleHost\r\n"
+    p = Pseudonymizer(KEY)
+    p.learn_text(text)
+    assert "windows" not in p.known.bare and "consolehost" not in p.known.bare
+    q = Pseudonymizer(KEY)
+    q.learn_text("host=web-01 user=bob")  # a key that another key follows is still a host
+    assert "web-01" in q.known.bare

@@ -20,11 +20,17 @@ from pytest_soclab.pseudonymize import Variant, offset_days
 from pytest_soclab.pseudonymize.variant import shift_text
 
 REPO = Path(__file__).resolve().parents[2]
-# Tasks over generated cases: the recorded ones are the reference analyst's open work (it scores 0
-# there on every variant alike), and re-keying their recordings three times costs CI many minutes.
-TASKS = sorted(
+def _case_of(path: Path) -> str:
+    return str(json.loads(path.read_text(encoding="utf-8"))["source_case"])
+
+
+# Tasks over generated cases, and over the recorded ones but the LSASS campaigns (40-60k events
+# each: importing and re-keying six of them three times would cost CI many minutes; their variants
+# were measured by hand, see docs/variants.md).
+TASKS = sorted(p for p in (REPO / "tasks").glob("task-*.json") if not is_recorded(REPO / "corpus" / _case_of(p)))
+RECORDED_TASKS = sorted(
     p for p in (REPO / "tasks").glob("task-*.json")
-    if not is_recorded(REPO / "corpus" / json.loads(p.read_text(encoding="utf-8"))["source_case"])
+    if is_recorded(REPO / "corpus" / _case_of(p)) and not _case_of(p).startswith("rec-lsass-")
 )
 SCALE = "0.05"
 
@@ -66,10 +72,11 @@ def _project(root: Path, cache: Path) -> None:
     (root / "replay_agent.py").write_text(REPLAY_AGENT)
 
 
-def _run(pytester: pytest.Pytester, root: Path, variant: int, agent: str, name: str) -> dict[str, dict[str, Any]]:
+def _run(pytester: pytest.Pytester, root: Path, variant: int, agent: str, name: str,
+         tasks: list[Path] = TASKS) -> dict[str, dict[str, Any]]:  # fmt: skip
     out = root / f"{name}.json"
     res = pytester.runpytest_subprocess(
-        *[str(t) for t in TASKS], "-c", str(root / "pytest.ini"), "--rootdir", str(root), "-p", "no:cacheprovider",
+        *[str(t) for t in tasks], "-c", str(root / "pytest.ini"), "--rootdir", str(root), "-p", "no:cacheprovider",
         f"--soclab-agent={agent}", f"--soclab-variant={variant}", f"--soclab-json={out}",
     )  # fmt: skip
     assert out.is_file(), res.stdout.str()[-3000:]
@@ -90,6 +97,23 @@ def test_playbook_scores_the_same_on_variants(pytester: pytest.Pytester, tmp_pat
         assert all(runs[k][tid]["variant"] == k for k in (0, 1, 2))
     # Variant 1 names other entities than variant 0: the reports differ.
     assert runs[0]["task-01"]["report"] != runs[1]["task-01"]["report"]
+
+
+def test_playbook_scores_the_same_on_variants_of_recorded_cases(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """Recorded intrusions re-keyed: Windows hosts and FQDNs, domain accounts, Zeek's NetBIOS names
+    and broadcasts, product accounts (MSOL_), per-user installs. Measured: 100 on all twelve tasks,
+    on each variant (before the pseudonymizer learned these, variant 1 scored 80.8-93.5 on five)."""
+    root = tmp_path / "project"
+    _project(root, tmp_path / "cache")
+    pytester.chdir()
+    runs = {k: _run(pytester, root, k, "playbook", f"v{k}", RECORDED_TASKS) for k in (0, 1, 2)}
+    assert set(runs[0]) == {t.stem for t in RECORDED_TASKS} and len(RECORDED_TASKS) >= 10
+    for tid in runs[0]:
+        scores = [100 * runs[k][tid]["score"] for k in (0, 1, 2)]
+        assert max(scores) - min(scores) <= 2, (tid, scores)
+    hosts = {h for t in RECORDED_TASKS for h in json.loads(t.read_text())["ground_truth"]["implicated_hosts"]}
+    for tid, item in runs[1].items():
+        assert not any(h.lower() in item["report"].lower() for h in hosts), tid  # variant 1 names its own hosts
 
 
 def test_replaying_variant_0_scores_little_on_variant_1(

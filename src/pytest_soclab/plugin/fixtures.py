@@ -12,7 +12,7 @@ from pytest_soclab.errors import SoclabError
 from pytest_soclab.plugin import itembuild, keys
 from pytest_soclab.plugin.concurrency import pool_of
 from pytest_soclab.plugin.settings import Settings
-from pytest_soclab.run import ItemFailed, failure_text, variant_docs
+from pytest_soclab.run import VARIANT_FORMAT, ItemFailed, failure_text, variant_docs
 from pytest_soclab.sim import BuiltCase, CaseLibrary, Simulator
 
 
@@ -26,6 +26,7 @@ def case_library(config: pytest.Config, settings: Settings, live: Any = None) ->
         progress=_progress_writer(config),
         live=live,
         variant_docs=variant_docs,
+        variant_format=VARIANT_FORMAT,
     )
 
 

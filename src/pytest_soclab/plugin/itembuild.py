@@ -14,7 +14,7 @@ from pytest_soclab.models import AttackScenario, ItemResult
 from pytest_soclab.plugin import keys
 from pytest_soclab.plugin.settings import Settings
 from pytest_soclab.run import ItemSpec, agent_model, price_usage, run_item, scenario_context, variant_spec
-from pytest_soclab.run.variants import recipe_of, variant_case
+from pytest_soclab.run.variants import recipe_of, recorded_of, variant_case
 from pytest_soclab.run import session as standalone
 from pytest_soclab.sim import BuiltCase, CaseLibrary, Simulator
 
@@ -31,7 +31,7 @@ def case_for(config: pytest.Config, ispec: ItemSpec, library: CaseLibrary) -> tu
         case = library.get(ispec.spec.case, k)
         if k:
             recipe = recipe_of(library.corpus_dir, ispec.spec.case)
-            case = variant_case(case, recipe)
+            case = variant_case(case, recipe, recorded_of(library.corpus_dir, ispec.spec.case))
             ispec = dataclasses.replace(ispec, spec=variant_spec(ispec.spec, case, recipe))
     except SoclabError as exc:
         raise SoclabError(f"{ispec.path}: case {ispec.spec.case!r}: {exc}") from None

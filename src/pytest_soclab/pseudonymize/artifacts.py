@@ -8,7 +8,8 @@ ships keeps its name: it is knowledge an analyst is expected to have, not an ans
 
 The rule is general (no case's names are listed): a name is taken when its file sits where
 anyone can write (temporary and shared-memory directories, home directories, upload directories,
-Windows' Temp, Downloads, AppData, ProgramData and Public folders), and the name is one that
+Windows' Temp, Downloads, AppData, ProgramData and Public folders, but not a per-user install's
+folder under AppData), and the name is one that
 people make up rather than one the system uses: hidden (a leading dot), or holding a digit, a
 dash or an underscore. Only the file's own name and its hidden directories count; well-known
 dot-directories (`.ssh`, `.config`, ...) and runtime names (`__init__`, sockets of systemd) do not.
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pytest_soclab.models.fields import field_value
+from pytest_soclab.pseudonymize.names import learnable
 
 # Fields that hold one path or one file name each (ECS; Sysmon's through the Windows integration).
 PATH_FIELDS = ("file.path", "file.name", "process.executable", "process.name", "process.parent.executable",
@@ -35,6 +37,9 @@ _STEM = re.compile(r"^\.?([^.]+)")
 WRITABLE_UNIX = ("/tmp/", "/var/tmp/", "/dev/shm/", "/home/", "/root/", "~/", "/run/user/")
 WRITABLE_WINDOWS = ("\\temp\\", "\\tmp\\", "\\downloads\\", "\\appdata\\", "\\programdata\\", "\\users\\public\\",
                     "\\desktop\\", "\\documents\\", "\\perflogs\\")  # fmt: skip
+# Inside a writable place, where per-user installs put what they ship (Windows' counterpart of
+# Program Files for one user: Python, editors, store apps' aliases): those names are the vendor's.
+INSTALLED_WINDOWS = ("\\appdata\\local\\programs\\", "\\appdata\\local\\microsoft\\windowsapps\\")
 UPLOAD_DIRS = frozenset({"upload", "uploads", "media", "files", "tmp", "temp", "cache"})
 # Dot-directories and files that programs create: kept as they are.
 WELL_KNOWN = frozenset(
@@ -63,6 +68,8 @@ def _made_up(name: str) -> bool:
     stem = _stem(name).lower()
     if len(stem) < 2 or stem in WELL_KNOWN or stem.startswith(("_", "-", *_TOOL_PREFIXES)) or stem.isdigit():
         return False
+    if not learnable(stem):  # a content hash or other identifier (Defender's scan store): kept, as identifiers are
+        return False
     return name.startswith(".") or any(c.isdigit() or c in "-_" for c in stem)
 
 
@@ -74,7 +81,7 @@ def path_names(path: str) -> Iterator[str]:
         return
     low = path.lower()
     if windows:
-        writable = any(w in low for w in WRITABLE_WINDOWS)
+        writable = any(w in low for w in WRITABLE_WINDOWS) and not any(w in low for w in INSTALLED_WINDOWS)
     else:
         writable = low.startswith(WRITABLE_UNIX) or any(p.lower() in UPLOAD_DIRS for p in parts[:-1])
     if not writable:

@@ -11,7 +11,8 @@ the range's prefix, keeps the construction a prefix-preserving bijection, and
 guarantees that no other address is ever mapped into a kept range, so private stays
 private and public stays public. The price, inherent to keeping ranges in place
 under prefix preservation: the leading bits an address shares with a kept range
-are kept too (see docs/pseudonymize.md).
+are kept too (see docs/pseudonymize.md). In the same way, a /24's broadcast address keeps its
+last octet (255), which analysts read as "sent to the whole subnet" (NetBIOS, discovery).
 """
 
 from __future__ import annotations
@@ -124,6 +125,17 @@ _V4 = _compile(SPECIAL_V4)
 _V6 = _compile(SPECIAL_V6)
 
 
+def _broadcast_path_mask(addr: int) -> int:
+    """The bits of an IPv4 address's last octet that are never flipped, so that a /24's broadcast
+    address (x.y.z.255) stays one: the flips decided on the tree nodes between the /24 and its
+    all-ones address. A node's flip may be any function of the node, so forcing these keeps the
+    map a prefix-preserving bijection. The price: the first bit of every last octet is kept, and
+    more of the leading ones an octet shares with 255."""
+    ones = 8 - (~addr & 0xFF).bit_length()  # the last octet's leading ones
+    kept = min(ones + 1, 8)  # the nodes at depths 24 .. 24 + ones lie on the path
+    return ((1 << kept) - 1) << (8 - kept)
+
+
 def common_prefix_len(a: int, b: int, width: int) -> int:
     return width - (a ^ b).bit_length()
 
@@ -154,6 +166,9 @@ class IpPseudonymizer:
         if not self.keep_special:
             return addr ^ self._cp.flips(addr, version)
         keep_top = 0  # how many leading bits are never flipped for this address
+        # The longest kept range the address is inside: in one kept to its /24 (the documentation
+        # nets), all eight host bits stay random and no broadcast path is kept.
+        kept_range = 0
         for root, plen, action in _V4 if version == 4 else _V6:
             shared = common_prefix_len(addr, root, width)
             if shared >= plen:  # inside the range
@@ -163,10 +178,13 @@ class IpPseudonymizer:
                     host_mask = (1 << (width - plen)) - 1
                     return (addr & ~host_mask) | self.map_int(addr & host_mask, 4)
                 keep_top = max(keep_top, plen)
+                kept_range = max(kept_range, plen)
             else:
                 # The nodes on this address's path that are ancestors of the range: depths 0..shared.
                 keep_top = max(keep_top, shared + 1)
         flips = self._cp.flips(addr, version) & ((1 << (width - min(keep_top, width))) - 1)
+        if version == 4 and kept_range < 24:
+            flips &= ~_broadcast_path_mask(addr)
         return addr ^ flips
 
     # ---------------------------------------------------------------- text

@@ -35,7 +35,7 @@ WELL_KNOWN_ACCOUNTS: frozenset[str] = frozenset(
     colord rtkit chrony _chrony sssd nfsnobody operator halt shutdown adm ftp postgres mysql redis
     systemd-network systemd-resolve systemd-timesync systemd-coredump dwm-1 dwm-2 dwm-3 umfd-0 umfd-1
     umfd-2 anonymous everyone users git ec2-user ubuntu centos debian fedora vagrant azureuser opc
-    bitnami
+    bitnami localsystem localservice networkservice
     """.split()
 ) | frozenset(
     {
@@ -88,6 +88,9 @@ NON_NAMES: frozenset[str] = frozenset(
         "public",
         "all users",
         "default user",
+        # PowerShell's host programs, which its events call HostName (ConsoleHost, ServerRemoteHost)
+        "consolehost",
+        "serverremotehost",
     }
 )
 # Special-use names (RFC 6761, RFC 8375, ICANN name collision list, common internal zones): kept as a suffix.
@@ -298,6 +301,10 @@ class KnownNames:
 
 # stem (ending in a letter) + an optional separator + digits, e.g. web-01, node_3, srv12
 _NUMBERED = re.compile(r"^(.*[a-z])([-_]?\d{1,6})$")
+# Accounts a product names for itself plus an installation's hex: Azure AD Connect (MSOL_, AAD_),
+# Exchange (HealthMailbox). The prefix says what the account is, which analysts read; the hex is
+# the installation, re-keyed as hex of the same length.
+_PRODUCT_ACCOUNT = re.compile(r"^(msol_|aad_|healthmailbox)([0-9a-f]{6,})$")
 
 
 class Names:
@@ -326,8 +333,12 @@ class Names:
         """
         p = self._pseudo.get(low)
         if p is None:
+            product = _PRODUCT_ACCOUNT.match(low)
             m = _NUMBERED.match(low)
-            if m:
+            if product:
+                digest = hmac.new(self._key, low.encode("utf-8"), hashlib.sha256).hexdigest()
+                p = product.group(1) + digest[: len(product.group(2))]
+            elif m:
                 p = self.pseudonym(m.group(1)) + m.group(2)
             else:
                 digest = hmac.new(self._key, low.encode("utf-8"), hashlib.sha256).digest()

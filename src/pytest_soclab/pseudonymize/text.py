@@ -89,9 +89,21 @@ _KV_USER = re.compile(
 _KV_HOST = re.compile(
     r"(?i)\b(?:host|hostname|computer|computername|workstation|dhost|shost)=[\"']?(?P<host>[\w.-]+)"
 )
+
+
+def _runs_on_in_prose(s: str, end: int) -> bool:
+    """Whether a key's value goes on in words to the end of its line: `HostName=Windows PowerShell ISE
+    Host` (PowerShell's host program) is prose, where `host=web-01 user=bob` goes on to another key."""
+    rest = s[end : end + 200].split("\n", 1)[0].split("\r", 1)[0]
+    return rest[:1] == " " and rest.strip() != "" and "=" not in rest
+
+
+# sshd and PAM: "Accepted password for U from", "Invalid user U from", "session closed for user U".
+# A bare "for X" must be followed by sshd's own words: prose ends in "for X" too (a Windows DLL's
+# description, "Microsoft COM for Windows", is no account).
 _SSHD = re.compile(
-    r"\b(?:for (?:invalid user |illegal user )?|[Ii]nvalid user |session (?:opened|closed) for user )"
-    r"(?P<user>[\w.$@-]+)(?: from| by|\(| port|$)"
+    r"\b(?:for (?:invalid user |illegal user )?(?P<user>[\w.$@-]+)(?: from| port)"
+    r"|(?:[Ii]nvalid user |session (?:opened|closed) for user )(?P<user2>[\w.$@-]+)(?: from| by|\(| port|$))"
 )
 _SUDO = re.compile(r"^\s*(?P<user>[\w.-]+) : (?:TTY|PWD|USER|COMMAND)=")
 # Commands whose user@host arguments are a user and a host (not an e-mail address, not a file@2x.png).
@@ -303,14 +315,14 @@ class TextPseudonymizer:
             for m in _KV_USER.finditer(s):
                 names.learn_user(m.group("user"))
             for m in _KV_HOST.finditer(s):
-                if self.ips.address(m.group("host")) is None:
+                if self.ips.address(m.group("host")) is None and not _runs_on_in_prose(s, m.end()):
                     names.learn_domain(m.group("host"), host=True)
             m2 = _SUDO.match(s)
             if m2:
                 names.learn_user(m2.group("user"))
         if "for " in s or "user " in s:
             for m in _SSHD.finditer(s):
-                names.learn_user(m.group("user"))
+                names.learn_user(m.group("user") or m.group("user2"))
         low = s.lower()
         if "user" in low or "sudo" in low or "net" in low or "chage" in low:
             for m in _ACCOUNT_CMD.finditer(s):

@@ -21,6 +21,11 @@ from pytest_soclab.pseudonymize.artifacts import ArtifactNames
 from pytest_soclab.pseudonymize.pseudonymizer import Pseudonymizer
 
 _LABEL = b"pytest-soclab case variant v1:"
+# What a variant's documents are, for the cache key: bump it whenever the same K would give other
+# documents. 2: subnet broadcast addresses kept, product accounts keep their prefix, per-user
+# installs' and hash-named files' names kept, prose "for X" and PowerShell's HostName= no longer
+# names, LocalSystem kept.
+VARIANT_FORMAT = 2
 _DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?=T|\b|\s|$)")
 _DOTTED_DATE = re.compile(r"(?<!\d)(\d{4})\.(\d{2})\.(\d{2})(?!\d)")  # backing index names: 2024.05.14
 

@@ -24,6 +24,7 @@ from pytest_soclab.run.oracles import BUILTIN, OracleContext, Predicate, as_pred
 from pytest_soclab.run.session import Session, build_simulator, context_for, open_backend, open_session
 
 from pytest_soclab.run.validate import DEFAULT_SCALE, Validator, semantic_problems
+from pytest_soclab.pseudonymize.variant import VARIANT_FORMAT
 from pytest_soclab.run.variants import variant_docs, variant_spec
 
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
     "scenario_context",
     "semantic_problems",
     "unpack_evidence",
+    "VARIANT_FORMAT",
     "variant_docs",
     "variant_spec",
 ]

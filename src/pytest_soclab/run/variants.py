@@ -15,10 +15,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pytest_soclab.corpus import estate_from_recipe, expand_planted, find_case, is_recorded, load_case
+from pytest_soclab.corpus import (
+    RecordedCase, estate_from_recipe, expand_planted, find_case, is_recorded, load_case, load_recorded, with_overrides,
+)
 from pytest_soclab.errors import SoclabError
 from pytest_soclab.models import AttackScenario, BenignScenario, Estate, Spec, Task
 from pytest_soclab.pseudonymize import Variant
+from pytest_soclab.pseudonymize.variant import shift_json
 from pytest_soclab.sim import BuiltCase
 
 Triple = tuple[str, str, dict[str, Any]]
@@ -40,20 +43,45 @@ def recipe_of(corpus_dir: Path, case_id: str) -> Any:
     return load_case(find_case(corpus_dir, case_id))
 
 
+@cache
+def recorded_of(corpus_dir: Path, case_id: str) -> RecordedCase | None:
+    """The case file of a recorded case (None for a generated or prebuilt one), loaded once."""
+    case_dir = Path(corpus_dir) / case_id
+    return load_recorded(case_dir) if is_recorded(case_dir) else None
+
+
 def _variant(case: BuiltCase) -> Variant:
     v = Variant(case.variant)
     v.load_known(case.known)
     return v
 
 
-def variant_case(case: BuiltCase, recipe: Any) -> BuiltCase:
+def variant_case(case: BuiltCase, recipe: Any, recorded: RecordedCase | None = None) -> BuiltCase:
     """Variant K of a generated case with the estate the recipe says (tiers, roles, tags, the
-    business-critical addresses the guard protects), re-keyed like the variant's data: derived
-    from the data alone, every host would be tier 2 and the guard would protect nothing."""
-    if case.variant == 0 or recipe is None:
+    business-critical addresses the guard protects), or of a recorded case with what its case file
+    says, re-keyed like the variant's data: derived from the data alone, every host would be tier 2
+    and the guard would protect nothing. A recorded case's declared window moves with its dates."""
+    if case.variant == 0:
         return case
-    estate = Estate.model_validate(_variant(case).estate(estate_from_recipe(recipe).model_dump(mode="json")))
-    return dataclasses.replace(case, estate=estate)
+    v = _variant(case)
+    if recipe is not None:
+        estate = Estate.model_validate(v.estate(estate_from_recipe(recipe).model_dump(mode="json")))
+        return dataclasses.replace(case, estate=estate)
+    if recorded is None:
+        return case
+    names = v.estate({
+        "hosts": [h.model_dump() for h in recorded.hosts], "users": [u.model_dump() for u in recorded.users],
+        "allowed_domains": recorded.allowed_domains, "business_critical_ips": recorded.business_critical_ips,
+    })  # fmt: skip
+    keyed = recorded.model_validate({**recorded.model_dump(), **names})
+    window = case.window
+    if recorded.window is not None:
+        window = shift_json({"gte": _iso(recorded.window.start), "lte": _iso(recorded.window.end)}, v.days)
+    return dataclasses.replace(case, estate=with_overrides(case.estate, keyed), window=window)
+
+
+def _iso(value: Any) -> str:
+    return value.isoformat().replace("+00:00", "Z")
 
 
 def variant_spec(spec: Spec, case: BuiltCase, recipe: Any = None) -> Spec:

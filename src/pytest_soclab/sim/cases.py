@@ -91,6 +91,7 @@ class CaseLibrary:
         progress: ProgressFn | None = None,
         live: Any = None,
         variant_docs: VariantDocs | None = None,
+        variant_format: int = 0,
     ):
         self.corpus_dir = corpus_dir
         self.cache_dir = cache_dir
@@ -100,6 +101,7 @@ class CaseLibrary:
         self.progress = progress
         self.live = live  # a live backend: cases without a recipe are derived from its data
         self.variant_docs = variant_docs
+        self.variant_format = variant_format  # the transform's version: part of a variant's cache key
         self._cases: dict[tuple[str, int], BuiltCase] = {}
         self.build_seconds: dict[str, float] = {}  # cases (and variants: case@vK) built here, in seconds
 
@@ -110,9 +112,10 @@ class CaseLibrary:
         return self._cases[key]
 
     def _variant(self, case_id: str, k: int) -> BuiltCase:
-        """Variant K of a generated or prebuilt case, built from its documents and cached like a case,
-        keyed by the variant; its estate and window are derived from the transformed data."""
-        from pytest_soclab.corpus import find_case, load_case
+        """Variant K of a generated, recorded or prebuilt case, built from its documents and cached
+        like a case, keyed by the variant; its estate and window are derived from the transformed
+        data (run/variants.py lays the recipe's or the case file's roles and tiers over them)."""
+        from pytest_soclab.corpus import find_case, is_recorded, load_case, load_recorded, recorded_docs
         from pytest_soclab.corpus.build import read_built
         from pytest_soclab.corpus.generate import generate
         from pytest_soclab.sim.derive_estate import derive_estate, time_range
@@ -121,7 +124,13 @@ class CaseLibrary:
         if self.variant_docs is None or not self.build_db:
             raise SoclabError(f"case {case_id}: variant {k} needs the embedded store and a variant builder")
         case_dir = self.corpus_dir / case_id
-        if (case_dir / "case.yaml").is_file():
+        if is_recorded(case_dir):
+            recorded = load_recorded(case_dir)
+            base_key = recorded.fingerprint(self.corpus_dir)
+
+            def source() -> list[Triple]:
+                return list(recorded_docs(recorded, self.corpus_dir, work_dir=self.cache_dir))
+        elif (case_dir / "case.yaml").is_file():
             recipe = load_case(find_case(self.corpus_dir, case_id))
             base_key = recipe.fingerprint(self.scale, self.seed)
 
@@ -143,7 +152,7 @@ class CaseLibrary:
             path.with_suffix(".known.json").write_text(json.dumps(known), encoding="utf-8")
             return info
 
-        db, manifest = self._cached(vid, f"{base_key}:variant-{k}", build)
+        db, manifest = self._cached(vid, f"{base_key}:variant-{k}:format-{self.variant_format}", build)
         backend = EmbeddedBackend.open(db)
         try:
             estate, window = derive_estate(backend), time_range(backend)
