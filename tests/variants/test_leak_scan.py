@@ -1,7 +1,8 @@
-"""The leak scan of issue 15: on variants 1 and 2 of every generated and recorded case, no entity of
-the case as it is (host, address, person, the organisation's domain, the attacker's addresses, the
-file names the intruder made up) is left in any document or in the case's tasks, in any of the forms
-a value takes (as a word, a label of a dotted name, percent-encoded)."""
+"""The leak scan of issue 15: on variants 1 and 2 of every generated case and variant 1 of every
+recorded one, no entity of the case as it is (host, address, person, the organisation's domain,
+the attacker's addresses, the file names the intruder made up) is left in any document or in the
+case's tasks, in any of the forms a value takes (as a word, a label of a dotted name,
+percent-encoded)."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def _words(text: str) -> set[str]:
     return out
 
 
-@functools.lru_cache(maxsize=1)  # both variants of a case in a row: a recording is imported once
+@functools.lru_cache(maxsize=1)  # both variants of a case in a row: its documents are made once
 def _documents(case: str) -> list[tuple[str, str, dict]]:
     if is_recorded(REPO / "corpus" / case):
         with tempfile.TemporaryDirectory() as tmp:
@@ -68,7 +69,9 @@ def _documents(case: str) -> list[tuple[str, str, dict]]:
     return list(generate(load_case(REPO / "corpus" / case), scale=SCALE))
 
 
-@pytest.mark.parametrize(("case", "k"), [(case, k) for case in CASES + RECORDED for k in (1, 2)])
+# Which names a variant learns does not depend on K, only their pseudonyms do: the recorded cases
+# (40-60k events for the LSASS campaigns, ~40 s of re-keying each) are scanned on variant 1 only.
+@pytest.mark.parametrize(("case", "k"), [(c, k) for c in CASES for k in (1, 2)] + [(c, 1) for c in RECORDED])
 def test_no_entity_of_the_case_survives_in_its_variant(case: str, k: int) -> None:
     docs = _documents(case)
     entities = _entities(case, docs)
