@@ -28,8 +28,8 @@ import functools
 import inspect
 import math
 import warnings
-from statistics import NormalDist
 from collections.abc import Mapping, Sequence
+from statistics import NormalDist
 from typing import Any, Literal
 
 import numpy as np
