@@ -329,7 +329,7 @@ def test_async_clients_of_every_loop_share_one_tls_context(provider, clean_llm_e
     clean_llm_env(f"{provider.upper()}_API_KEY", "k")
     model = make_chat_model(f"{provider}:m", base_url="http://127.0.0.1:9/v1")
     factory = model._sdk.DefaultAsyncHttpxClient
-    httpx = sys.modules[next(c.__module__ for c in factory.__mro__ if c.__name__ == "AsyncClient").partition(".")[0]]
+    httpx = sys.modules[str(base.httpx_module_of(factory))]
     made = []
     real = httpx.create_ssl_context
     monkeypatch.setattr(httpx, "create_ssl_context", lambda *a, **k: made.append(1) or real(*a, **k))

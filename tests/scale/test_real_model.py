@@ -56,8 +56,8 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip("llama-cpp-python is not installed (see docs/ci.md)")
     port = _free_port()
     # 8192 tokens of context, the model's own: the server's default of 2048 cannot hold the system
-    # prompt and the tools' specs. The server's log goes to a file: llama.cpp writes tens of KB while it loads a model, and an
-    # undrained pipe would stall it before it ever answers.
+    # prompt and the tools' specs. Its log goes to a file: llama.cpp writes tens of KB while it
+    # loads a model, and an undrained pipe would stall it before it ever answers.
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with log.open("wb") as sink:
         proc = subprocess.Popen(

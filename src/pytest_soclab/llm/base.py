@@ -171,14 +171,15 @@ def shared_http_client(sdk: Any) -> Any:
     (about 50 ms of CPU under the GIL, against 0.4 ms for a client on a shared context), which
     bounds --soclab-concurrency; an SSLContext is safe to share across threads and loops."""
     factory = getattr(sdk, "DefaultAsyncHttpxClient", None)
-    if factory is None:
-        return None
-    # The httpx the SDK's client derives from (a release may build on a renamed fork) makes the context.
-    client_class = next((c for c in factory.__mro__ if c.__name__ == "AsyncClient"), None)
-    if client_class is None:
-        return None
-    context = _ssl_context(client_class.__module__.partition(".")[0])
+    module = httpx_module_of(factory) if factory is not None else None
+    context = _ssl_context(module) if module is not None else None
     return None if context is None else factory(verify=context)
+
+
+def httpx_module_of(client_factory: type) -> str | None:
+    """The httpx package an SDK's client class derives from (a release may build on a renamed fork)."""
+    client_class = next((c for c in client_factory.__mro__ if c.__name__ == "AsyncClient"), None)
+    return None if client_class is None else client_class.__module__.partition(".")[0]
 
 
 @functools.cache
