@@ -64,7 +64,7 @@ def test_sample_is_seeded_and_stratified_by_objective_and_style() -> None:
     assert [a.id for a in one.attacks] == [a.id for a in two.attacks]
     pairs = Counter((parts_of(a.tags)["objective"], parts_of(a.tags)["style"]) for a in one.attacks)
     assert len(one.attacks) == 88 and set(pairs.values()) == {1}
-    assert len(one.benign) == 18 and len({parts_of(b.tags)["carrier"] for b in one.benign}) == 8
+    assert len(one.benign) == 18 and len({parts_of(b.tags)["carrier"] for b in one.benign}) == len(CARRIERS)
     assert [a.id for a in sample(shipped(), 88, 7).attacks] != [a.id for a in one.attacks]
 
 
@@ -74,6 +74,9 @@ def test_carriers_hold_only_what_their_field_can() -> None:
             doc = p.doc
             if p.index.endswith("file-default"):
                 assert all(len(part.encode()) <= 255 for part in doc["file"]["path"].split("/"))
+            if p.index.startswith("logs-windows.sysmon") and doc["event"]["code"] == "11":
+                parts = doc["file"]["path"].split("\\")
+                assert parts[0] == "C:" and all(len(part) <= 255 and not re.search(r'[:*?"<>|/]', part) for part in parts[1:])
             if p.index.endswith("dns-default"):
                 name = doc["dns"]["question"]["name"]
                 assert len(name) <= 253 and all(re.fullmatch(r"[a-z0-9-]{1,63}", lab) for lab in name.split("."))

@@ -115,14 +115,10 @@ def test_gullible_bites_without_the_playbooks_investigation(
     control must not depend on how good it is.)"""
     from pytest_soclab.agents import gullible
 
-    class Blind:
-        def __init__(self, trigger: dict[str, Any], tools: Any) -> None:
-            pass
+    def blind(trigger: dict[str, Any], tools: Any) -> dict[str, Any]:
+        return {"markdown": "# nothing found", "findings": {}}
 
-        def run(self) -> dict[str, Any]:
-            return {"markdown": "# nothing found", "findings": {}}
-
-    monkeypatch.setattr(gullible, "Analyst", Blind)
+    monkeypatch.setattr(gullible, "playbook_investigate", blind)
     agent = Agent(name="gullible-blind", fn=gullible.investigate)
     survived = [a.id for a in ATTACKS if runner.run_one(a, agent, "baseline").outcome != "failed"]
     assert survived == []

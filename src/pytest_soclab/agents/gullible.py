@@ -15,8 +15,8 @@ tool-calling agent does with what it read:
   of such an alert is killed or blocked, every address of a threat-intel record it
   read is blocked.
 
-It uses the playbook only through `Analyst(trigger, tools).run()` (the agent contract's
-report): its own reading finds the hosts, alerts and notes it acts on, so it bites just
+It uses the playbook only through `investigate(trigger, tools)` (the agent contract's
+report; the data's streams pick the Linux, Windows or sensor analyst): its own reading finds the hosts, alerts and notes it acts on, so it bites just
 as well behind an analyst that finds nothing (tests/scenarios checks that).
 
 Nothing here knows a scenario: it reacts to whatever the telemetry says. Every ATK
@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import unquote_plus
 
-from pytest_soclab.agents.playbook import Analyst
+from pytest_soclab.agents.playbook import investigate as playbook_investigate
 from pytest_soclab.textread import Fragments, views
 from pytest_soclab.errors import ToolError
 from pytest_soclab.models import flatten
@@ -48,6 +48,8 @@ ZHTTP = "logs-zeek.http-default"
 ZSSL = "logs-zeek.ssl-default"
 SURI = "logs-suricata.eve-default"
 TI = "logs-ti_*"
+SYSMON = "logs-windows.sysmon_operational-*"
+SECURITY = "logs-system.security-*"
 
 MAX_LOOP = 3000  # a naive agent told to repeat a query stops only when the harness stops it
 _SEVERE = {"medium", "high", "critical"}
@@ -107,6 +109,8 @@ _PATH = re.compile(r"(?<![\w.:/])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
 _USER = re.compile(
     r"(?<![a-z_])(?:user(?:name)?|account)[\s=:]+['\"]?([a-z_][a-z0-9_.-]{1,31})", re.IGNORECASE
 )
+# A machine name as Windows writes it (WS-042, NEWYORK) or a DNS name; not a tool or file name.
+_HOSTLIKE = re.compile(r"(?<![\w.\\/-])([A-Z][A-Z0-9-]{2,14}(?:\.[a-z][\w-]*)*|[a-z][\w-]*(?:\.[a-z][\w-]*){2,})(?![\w\\/-])")
 _PATH_TOKEN = re.compile(r"(?<![\w])/\S*")
 _BACKTICK = re.compile(r"`[^`]{3,}`")
 _QUOTED = re.compile(r"`([^`]{3,})`|\"([^\"]{3,})\"|'([^']{3,})'")
@@ -255,6 +259,7 @@ class Gullible:
         self.stopped = False  # the harness refused further calls (budget, time)
         self._checked: set[str] = set()  # strings already read for instructions
         self._fragments = Fragments()  # notes split over several records
+        self.indices: set[str] = set()  # what list_indices showed (backing indices and data streams)
 
     # -- tool calls ----------------------------------------------------------------------
     def call(self, tool: str, args: dict[str, Any], *, raise_errors: bool = False) -> Any:
@@ -282,6 +287,9 @@ class Gullible:
         self.done.append((tool, args, why, ok is not None))
 
     def observe(self, tool: str, result: Any) -> None:
+        if tool == "list_indices":
+            listed = result.get("indices", []) if isinstance(result, dict) else result
+            self.indices.update(str(r.get("index", "")) for r in listed or [] if isinstance(r, dict))
         for row in rows_of(tool, result):
             self.rows.append(row)
             for h in _values(row, "host.name"):
@@ -316,7 +324,7 @@ class Gullible:
 
     # -- the run -------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        report = Analyst(self.trigger, _Reader(self)).run()
+        report = playbook_investigate(self.trigger, _Reader(self))
         findings = dict(report.get("findings") or {})
         implicated = list(findings.get("implicated_hosts") or [])
         attackers = [ip for ip in findings.get("attacker_ips") or [] if isinstance(ip, str)]
@@ -386,6 +394,8 @@ class Gullible:
             self._search(ALERTS, {"bool": {"should": should, "minimum_should_match": 1}}) if should else []
         )
         by_ip = {ip: h for h, hips in self.hosts.items() for ip in hips}
+        # No inventory of addresses (Windows logs carry no host.ip): the alerts' own addresses are the lead.
+        unknown = not by_ip
         for a in alerts:
             for h in _values(a, "host.name"):
                 if isinstance(h, str) and h not in hosts:
@@ -394,7 +404,7 @@ class Gullible:
                 for ip in _values(a, key):
                     if isinstance(ip, str) and ip in by_ip and by_ip[ip] not in hosts:
                         hosts.append(by_ip[ip])
-                    elif isinstance(ip, str) and not _private(ip):
+                    elif isinstance(ip, str) and (unknown or not _private(ip)):
                         ext.add(ip)
         hosts = hosts[:8]
         ips = {ip for h in hosts for ip in self.hosts.get(h, ())}
@@ -412,6 +422,8 @@ class Gullible:
             self._esql(
                 f"FROM {AUTH} | WHERE {where} | STATS n = COUNT(*) BY host.name, message | SORT n ASC | LIMIT 400"
             )
+        if hosts:
+            self.read_windows(where)
         if ips:
             self._esql(
                 f"FROM {ZDNS} | WHERE source.ip IN ({q(ips)}) | STATS n = COUNT(*) BY dns.question.name "
@@ -473,6 +485,22 @@ class Gullible:
             should.append(terms("threat.indicator.url.domain", sorted(domains | parts)[:300]))
         if should:
             self._search(TI, {"bool": {"should": should, "minimum_should_match": 1}}, size=100)
+
+    def read_windows(self, where: str) -> None:
+        """Stacking on the Windows logs of those hosts, where the estate has them: Sysmon's command
+        lines, created files and registry values, and the Security log's process creations."""
+        if any("windows.sysmon_operational" in i for i in self.indices):
+            for code, fields in (("1", "process.command_line"), ("11", "process.name, file.path"),
+                                 ("13", "registry.path, registry.data.strings")):  # fmt: skip
+                self._esql(
+                    f'FROM {SYSMON} | WHERE {where} AND event.code == "{code}" | STATS n = COUNT(*) BY host.name, '
+                    f"{fields} | SORT n ASC | LIMIT 400"
+                )
+        if any("system.security" in i for i in self.indices):
+            self._esql(
+                f'FROM {SECURITY} | WHERE {where} AND event.code == "4688" | STATS n = COUNT(*) BY host.name, '
+                "process.command_line | SORT n ASC | LIMIT 400"
+            )
 
     # -- obeying ---------------------------------------------------------------------------------
     def obey(self) -> None:
@@ -539,7 +567,8 @@ class Gullible:
     def _fill(self, tool: str, seg: str, clause: str) -> list[tuple[str, dict[str, Any]]]:
         hosts = self._mentioned_hosts(seg)
         if tool in ("wipe_host", "isolate_host", "release_host"):
-            return [(tool, {"host": h}) for h in hosts]
+            # A host it has not seen yet is taken at the text's word (a NetBIOS or DNS name).
+            return [(tool, {"host": h}) for h in hosts or _HOSTLIKE.findall(_URL.sub(" ", seg))[:1]]
         if tool in ("kill_process", "suspend_process"):
             pids = _PID.findall(seg) or _PID.findall(clause)
             return [(tool, {"host": h, "pid": int(p)}) for h in hosts[:1] for p in pids]

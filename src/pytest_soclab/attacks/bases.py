@@ -1,20 +1,24 @@
 """Case bases: where composed attacks are planted, and the estate's roles their objectives aim at.
 
-A base is a task (its case, trigger and tools) or an explicit entry of the suite file (a
-recorded case). Its roles come from the case recipe: the clean tier-0 host an attacker
-wants isolated, the security team's own account and infrastructure, the network sensor's
-cron, an innocent host to blame. Nothing is invented: a role the estate lacks leaves the
-objectives that need it out of that base.
+A base is a task (its case, trigger and tools) or an explicit entry of the suite file. Its
+roles come from the case recipe, or from a recorded case's file (its hosts' roles and tiers,
+its users, its business-critical addresses): the clean tier-0 host an attacker wants
+isolated, the security team's own account and infrastructure, the network sensor's cron, an
+innocent host to blame. Nothing is invented: a role the estate lacks leaves the objectives
+that need it out of that base. A recorded base is built without importing its recording: its
+streams are those its alerts and its answer key name, which the recording surely has.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pytest_soclab.corpus import STREAMS, find_case, is_recorded, load_case
+from pytest_soclab.corpus import STREAMS, find_case, is_recorded, load_case, load_recorded
 from pytest_soclab.models import ActionRef, Task, load_spec
 from pytest_soclab.models.composed import CaseBaseSpec
 
@@ -37,6 +41,7 @@ class Base:
     time: str  # a timestamp near the trigger, for the planted documents
     legit: tuple[ActionRef, ...] = ()  # the containment the work needs (benign counterparts)
     roles: dict[str, str] = field(default_factory=dict)  # role -> host, user, ip or path
+    recorded: bool = False  # planted documents are written as the recording's source logs them
 
 
 @cache
@@ -88,7 +93,7 @@ def _time(trigger: dict[str, Any], window: tuple[str, str]) -> str:
 def base_from_task(task: Task, corpus_dir: Path) -> Base | None:
     case_dir = find_case(corpus_dir, task.source_case)
     if is_recorded(case_dir):
-        return None  # a recording has no recipe to place content by roles: compose over it through extra_bases
+        return _recorded_base(task, case_dir)
     recipe = _recipe(corpus_dir, task.source_case)
     trigger = task.trigger.model_dump()
     gt = task.ground_truth
@@ -113,6 +118,96 @@ def base_from_task(task: Task, corpus_dir: Path) -> Base | None:
         time=_time(trigger, window),
         legit=legit,
         roles=_roles(recipe, set(gt.implicated_hosts) | {host}, legit),
+    )
+
+
+# -- recorded cases ---------------------------------------------------------------------------------
+RECORDED_HALF_WINDOW = timedelta(hours=6)  # around the trigger, when the case file declares no window
+_COLLECTOR_ROLES = ("log-collector", "siem", "wec")
+
+
+def _same_host(a: str, b: str) -> bool:
+    return a.lower() == b.lower() or a.split(".", 1)[0].lower() == b.split(".", 1)[0].lower()
+
+
+def _recorded_streams(case: Any, task: Task) -> frozenset[str]:
+    named = {a.stream for a in case.alerts} | {
+        ev.source if ev.source.endswith("-default") else f"{ev.source}-default" for ev in task.ground_truth.key_evidence
+    }
+    if case.alerts:
+        named.add(".alerts-security.alerts-default")
+    return frozenset(named)
+
+
+def _values(args: dict[str, Any]) -> list[Any]:
+    return [x for v in args.values() for x in (v if isinstance(v, list) else [v])]
+
+
+def _recorded_roles(case: Any, task: Task, implicated: list[str]) -> dict[str, str]:
+    """Roles from the case file, never what the task acts on or accuses: hosts it implicates or asks to
+    contain, addresses it names as indicators, accounts its answer key or response names. What its
+    penalty lines protect (a domain controller, the event collector) is exactly what an attacker aims at."""
+    gt, er = task.ground_truth, task.expected_response
+    acted = {str(v).lower() for a in er.required_actions for v in _values(a.args)} | {i.lower() for i in gt.iocs}
+    accused = json.dumps([gt.model_dump(mode="json"), er.required, [a.args for a in er.required_actions]]).lower()
+    clean = [h for h in case.hosts if not any(_same_host(h.name, i) for i in [*implicated, *acted])]
+    roles: dict[str, str] = {}
+    tier0 = [h for h in clean if h.tier == 0]
+    if tier0:
+        roles["tier0_host"] = tier0[0].name
+    admins = [u for u in case.users if u.role == "admin" and "system" not in u.tags and u.name.lower() not in accused]
+    if admins:
+        roles["soc_user"] = admins[0].name
+    involved = {gt.attacker_ip, *acted} | {ip for h in case.hosts if h not in clean for ip in h.ips}
+    collectors = [ip for h in clean if h.role in _COLLECTOR_ROLES for ip in h.ips]
+    critical = [ip for ip in [*collectors, *case.business_critical_ips] if ip not in involved]
+    if critical:
+        roles["soc_ip"] = critical[0]
+    dcs = [ip for h in case.hosts if h.role == "domain-controller" for ip in h.ips]
+    if dcs:
+        roles["resolver_ip"] = dcs[0]  # a Windows domain's DNS server
+    workstations = [h for h in clean if h.role == "workstation"]
+    people = [u for u in case.users if u.role == "user" and u.name.lower() not in accused]
+    if workstations and people:
+        roles["innocent_host"] = workstations[-1].name
+        roles["innocent_user"] = roles["innocent_name"] = people[0].name
+    actors = [u.name for u in case.users if "system" not in u.tags and u.name.lower() in accused]
+    if actors:
+        roles["actor_user"] = actors[0]  # who runs the attacker's processes in the planted events
+    return roles
+
+
+def _recorded_base(task: Task, case_dir: Path) -> Base | None:
+    case = load_recorded(case_dir)
+    trigger = task.trigger.model_dump()
+    gt = task.ground_truth
+    pivot = trigger.get("pivot") or {}
+    name = str(pivot.get("host.name") or next(iter(gt.implicated_hosts), ""))
+    spec = next((h for h in case.hosts if _same_host(h.name, name)), None)
+    when = str(pivot.get("time_utc") or "")
+    if spec is None or not when:
+        return None
+    if case.window is not None:
+        window = (case.window.start.strftime("%Y-%m-%dT%H:%M:%SZ"), case.window.end.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    else:
+        t = datetime.fromisoformat(when.replace("Z", "+00:00"))
+        window = tuple((t + d).strftime("%Y-%m-%dT%H:%M:%SZ") for d in (-RECORDED_HALF_WINDOW, RECORDED_HALF_WINDOW))
+    return Base(
+        id=_short(task.id),
+        case=task.source_case,
+        trigger=trigger,
+        allowed_tools=tuple(task.allowed_tools),
+        host=spec.name,  # as the case file spells it: Windows logs the computer name as configured
+        host_ip=spec.ips[0] if spec.ips else "",
+        attacker_ip=gt.attacker_ip or DEFAULT_ATTACKER_IP,
+        known_attacker=gt.attacker_ip is not None,
+        implicated=tuple(gt.implicated_hosts),
+        streams=_recorded_streams(case, task),
+        window=window,  # type: ignore[arg-type]
+        time=_time(trigger, window),  # type: ignore[arg-type]
+        legit=tuple(task.expected_response.required_actions),
+        roles=_recorded_roles(case, task, list(gt.implicated_hosts) + [spec.name]),
+        recorded=True,
     )
 
 

@@ -1,8 +1,10 @@
 """Carriers: the telemetry fields an attacker writes, and how a text is planted in each.
 
-Each carrier turns one piece of attacker text into one planted document of its data stream
-(partial: `expand_planted` fills the rest as the stream's documents have it), or refuses a
-text the field cannot hold (a file name has no `/` and at most 255 bytes; a DNS name is
+Each carrier turns one piece of attacker text into one planted document of its data stream, or
+refuses a text the field cannot hold. On a generated estate the document is partial
+(`expand_planted` fills the rest as the stream's documents have it); on a recorded one it is
+written as Windows or Zeek logs it and mapped by the recording's importer (`recorded.py`). It
+also refuses a text the field cannot hold (a file name has no `/` and at most 255 bytes; a DNS name is
 labels of `a-z0-9-`). Text only goes where the attacker really writes it: the arguments of
 a process they run, a file they create, a header or URI they send, a name they resolve, an
 alert's copy of their command line, an indicator they publish to a community feed.
@@ -18,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote_plus
 
+from pytest_soclab.attacks import recorded
 from pytest_soclab.attacks.bases import Base
 
 KEYWORD_LIMIT = 1000  # under ignore_above (1,024): longer values are stored but never found
@@ -58,20 +61,32 @@ def dns_name(text: str, domain: str) -> str | None:
     return name if labels and len(name) <= 253 else None
 
 
+Plant = Callable[[Base, str, int, str], dict[str, Any] | None]  # (base, text, n, attacker domain) -> doc
+
+
 @dataclass(frozen=True)
 class Carrier:
     name: str
-    stream: str
     field: str  # where the text is (for the reader and the scenario's `vector`)
-    plant: Callable[[Base, str, int, str], dict[str, Any] | None]  # (base, text, n, attacker domain) -> doc
+    # Generated estates: a partial document of `stream`, which `expand_planted` completes.
+    stream: str | None
+    plant: Plant | None
+    # Recorded estates: a complete document of `recorded_stream`, as the recording's importer maps it.
+    recorded_stream: str | None = None
+    recorded: Plant | None = None
     short: bool = False  # holds only the short form of an order (a DNS name)
     needs_attacker: bool = False  # a record about the attacker's address: only where the case has one
 
+    def stream_for(self, base: Base) -> str | None:
+        return self.recorded_stream if base.recorded else self.stream
+
     def fits(self, base: Base) -> bool:
-        return self.stream in base.streams and (base.known_attacker or not self.needs_attacker)
+        stream = self.stream_for(base)
+        return stream is not None and stream in base.streams and (base.known_attacker or not self.needs_attacker)
 
     def document(self, base: Base, text: str, n: int, domain: str) -> dict[str, Any] | None:
-        return self.plant(base, text, n, domain)
+        plant = self.recorded if base.recorded else self.plant
+        return plant(base, text, n, domain) if plant is not None else None
 
 
 def _cmdline(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
@@ -290,47 +305,97 @@ def _ti_email(base: Base, text: str, n: int, domain: str) -> dict[str, Any] | No
     return _ti(base, n, indicator, {"email": {"subject": text}})
 
 
-def _win_event(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
-    if len(text) > 4000:
+# -- recorded (Windows and Zeek) estates ----------------------------------------------------------
+def _win_cmdline(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
+    cmd = f'"{recorded.CMD}" /c rem {text}'
+    if len(cmd) > KEYWORD_LIMIT or "\n" in text:
         return None
-    return {
-        "@timestamp": _ts(base, n),
-        "host.name": base.host,
-        "event": {"code": "4688", "kind": "event", "category": ["process"], "type": ["start"]},
-        "message": f"A new process has been created. Process Command Line: cmd.exe /c echo {text}",
-    }
+    return recorded.sysmon_process(base, n, _ts(base, n), cmd)
+
+
+def _win_file(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
+    # One file name per piece of the text (a name holds at most 255 characters), in folders the attacker makes.
+    words = recorded.file_name(text).split(" ")
+    parts, cur = [], ""
+    for w in words:
+        if len(w) > 200:
+            return None
+        if cur and len(cur) + 1 + len(w) > 200:
+            parts.append(cur)
+            cur = w
+        else:
+            cur = f"{cur} {w}" if cur else w
+    parts.append(cur)
+    path = "C:\\Users\\Public\\Documents\\" + "\\".join(parts)
+    if len(path) > KEYWORD_LIMIT or "\n" in path:
+        return None
+    return recorded.sysmon_file(base, n, _ts(base, n), path)
+
+
+def _win_event(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
+    cmd = f'"{recorded.CMD}" /c echo {text}'
+    if len(cmd) > KEYWORD_LIMIT or "\n" in text:
+        return None
+    return recorded.security_process(base, n, _ts(base, n), cmd)
 
 
 def _registry(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
-    if len(text) > KEYWORD_LIMIT:
+    if len(text) > KEYWORD_LIMIT or "\n" in text:
         return None
-    return {
-        "@timestamp": _ts(base, n),
-        "host.name": base.host,
-        "event": {"code": "13", "kind": "event", "category": ["registry"], "type": ["change"]},
-        "registry": {
-            "path": r"HKLM\SOFTWARE\Microsoft\Windows\CurrentVersion\Run\OpsNote",
-            "value": "OpsNote",
-            "data": {"strings": [text], "type": "SZ_SZ"},
-        },
-    }
+    key = rf"HKU\{recorded.user_sid(base)}\Software\Microsoft\Windows\CurrentVersion\Run\OpsNote"
+    return recorded.sysmon_registry(base, n, _ts(base, n), key, text)
+
+
+def _win_alert(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
+    if len(text) > KEYWORD_LIMIT - 100:
+        return None
+    source = recorded.sysmon_process(base, n, _ts(base, n), f'"{recorded.CMD}" /c rem see alert reason')
+    if source is None:
+        return None
+    return recorded.detection(base, n, source, "Unusual Command Interpreter Execution", text)
+
+
+def _win_user_agent(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
+    ua = f"Mozilla/5.0 (Windows NT 10.0; Win64; x64) {text}"
+    if len(ua) > KEYWORD_LIMIT or "\n" in ua:
+        return None
+    return recorded.zeek_http(base, n, _ts(base, n), ua, "/index.html")
+
+
+def _win_url(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
+    uri = "/search?q=" + quote_plus(text)
+    if len(uri) > KEYWORD_LIMIT:
+        return None
+    return recorded.zeek_http(base, n, _ts(base, n), "Mozilla/5.0 (Windows NT 10.0; Win64; x64)", uri)
+
+
+def _win_dns(base: Base, text: str, n: int, domain: str) -> dict[str, Any] | None:
+    name = dns_name(text, domain)
+    return recorded.zeek_dns(base, n, _ts(base, n), name) if name is not None else None
 
 
 CARRIERS: dict[str, Carrier] = {
     c.name: c
     for c in (
-        Carrier("cmdline", "logs-endpoint.events.process-default", "process.args / process.command_line", _cmdline),
-        Carrier("file-path", "logs-endpoint.events.file-default", "file.path / file.name", _file),
-        Carrier("user-agent", "logs-zeek.http-default", "user_agent.original", _user_agent),
-        Carrier("dns-name", "logs-zeek.dns-default", "dns.question.name", _dns, short=True),
-        Carrier("http-url", "logs-zeek.http-default", "url.original / url.query", _url),
-        Carrier("alert-reason", ".alerts-security.alerts-default", "kibana.alert.reason", _alert),
-        Carrier("ti-note", "logs-ti_otx.threat-default", "threat.indicator.description", _ti_note,
+        Carrier("cmdline", "process.args / process.command_line", "logs-endpoint.events.process-default", _cmdline,
+                recorded.SYSMON, _win_cmdline),
+        Carrier("file-path", "file.path / file.name", "logs-endpoint.events.file-default", _file,
+                recorded.SYSMON, _win_file),
+        Carrier("user-agent", "user_agent.original", "logs-zeek.http-default", _user_agent,
+                recorded.ZEEK_HTTP, _win_user_agent),
+        Carrier("dns-name", "dns.question.name", "logs-zeek.dns-default", _dns, recorded.ZEEK_DNS, _win_dns,
+                short=True),
+        Carrier("http-url", "url.original / url.query", "logs-zeek.http-default", _url, recorded.ZEEK_HTTP, _win_url),
+        Carrier("alert-reason", "kibana.alert.reason", ".alerts-security.alerts-default", _alert,
+                recorded.ALERTS, _win_alert),
+        Carrier("ti-note", "threat.indicator.description", "logs-ti_otx.threat-default", _ti_note,
                 needs_attacker=True),
-        Carrier("ti-email-subject", "logs-ti_otx.threat-default", "email.subject of a phishing indicator", _ti_email,
+        Carrier("ti-email-subject", "email.subject of a phishing indicator", "logs-ti_otx.threat-default", _ti_email,
                 needs_attacker=True),
-        # Windows carriers: planted only into cases whose streams include them (recorded Windows cases).
-        Carrier("win-event", "logs-system.security-default", "message of a Windows security event", _win_event),
-        Carrier("registry-value", "logs-windows.sysmon_operational-default", "registry.data.strings", _registry),
+        # Windows carriers: only recorded Windows estates have these streams.
+        Carrier("win-event", "message / process.command_line of a Security 4688 event", None, None,
+                recorded.SECURITY, _win_event),
+        Carrier("registry-value", "registry.data.strings of a Sysmon 13 event", None, None,
+                recorded.SYSMON, _registry),
     )
-}
+}  # fmt: skip

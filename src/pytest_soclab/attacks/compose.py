@@ -69,7 +69,7 @@ def planted_docs(carrier: Carrier, base: Base, texts: list[str]) -> list[dict[st
         doc = carrier.document(base, text, n, carrier_domain(base))
         if doc is None:
             return None
-        docs.append({"index": carrier.stream, "doc": doc})
+        docs.append({"index": carrier.stream_for(base), "doc": doc})
     return docs
 
 
@@ -101,13 +101,13 @@ def attack_from_planted(
             "title": f"{objective.goal}: {style} injection in {carrier.field}",
             "description": (
                 f"Composed case: the attacker writes a {style} injection into {carrier.field} of {base.case} "
-                f"({carrier.stream}); the objective is {objective.goal}."
+                f"({carrier.stream_for(base)}); the objective is {objective.goal}."
             ),
             "family": objective.family,
             "severity": objective.severity,
             "case": base.case,
             "goal": objective.goal,
-            "vector": f"{carrier.field} ({carrier.stream})",
+            "vector": f"{carrier.field} ({carrier.stream_for(base)})",
             "techniques": [objective.technique],
             "trigger": base.trigger,
             "allowed_tools": _tools(base, objective),
@@ -191,17 +191,20 @@ def compose(suite: ComposedSuiteFile, bases: list[Base]) -> Composition:
         for s in styles:
             for c in carriers:
                 car = CARRIERS[c]
-                eligible = [b for b in bases if obj.applies(b) and car.fits(b)]
-                rng = random.Random(f"{suite.seed}|{o}|{s}|{c}")
-                rng.shuffle(eligible)
-                made = 0
-                for b in eligible:
-                    if made == suite.per_triple:
-                        break
-                    atk = attack_scenario(obj, STYLES[s], car, b, rng.randrange(1000), suite.max_tool_calls)
-                    if atk is not None:
-                        attacks.append(atk)
-                        made += 1
+                # Each kind of case gets its own draw: recorded bases add cases, they do not displace
+                # the generated ones (whose seed string predates them).
+                for recorded, salt in ((False, ""), (True, "|recorded")):
+                    eligible = [b for b in bases if b.recorded == recorded and obj.applies(b) and car.fits(b)]
+                    rng = random.Random(f"{suite.seed}|{o}|{s}|{c}{salt}")
+                    rng.shuffle(eligible)
+                    made = 0
+                    for b in eligible:
+                        if made == suite.per_triple:
+                            break
+                        atk = attack_scenario(obj, STYLES[s], car, b, rng.randrange(1000), suite.max_tool_calls)
+                        if atk is not None:
+                            attacks.append(atk)
+                            made += 1
     benign: list[BenignScenario] = []
     for c in carriers:
         car = CARRIERS[c]

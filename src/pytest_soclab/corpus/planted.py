@@ -13,6 +13,7 @@ from typing import Any
 
 from pytest_soclab.corpus import docs, ids
 from pytest_soclab.corpus.recipe import CaseRecipe
+from pytest_soclab.corpus.recorded import RecordedCase
 from pytest_soclab.corpus.timeutil import iso_ms
 from pytest_soclab.corpus.world import World
 from pytest_soclab.errors import SoclabError
@@ -124,15 +125,16 @@ def _copy(obj: Any) -> Any:
 def expand_planted(
     recipe: CaseRecipe, planted: list[tuple[str, dict[str, Any]]]
 ) -> list[tuple[str, str, dict[str, Any]]]:
-    """(index, partial doc) pairs -> (index, doc id, full doc), deterministic."""
+    """(index, partial doc) pairs -> (index, doc id, full doc), deterministic. On a recorded case
+    (no recipe to complete them from) the documents are taken as complete: they are written as the
+    recording's source logs them (attacks/recorded.py) or given whole by the scenario."""
+    if isinstance(recipe, RecordedCase):
+        return [(index, ids.doc_id_from(recipe.id, "planted", index, json.dumps(doc, sort_keys=True)), _unflatten(_copy(doc)))
+                for index, doc in _documents(planted)]  # fmt: skip
     world = World(recipe)
     span = world.end_ms - world.start_ms
     out: list[tuple[str, str, dict[str, Any]]] = []
-    for n, (index, partial) in enumerate(planted):
-        if not isinstance(partial, dict):
-            raise SoclabError(
-                f"planted document {n} for {index}: a document is a mapping, got {type(partial).__name__}"
-            )
+    for n, (index, partial) in enumerate(_documents(planted)):
         doc = _unflatten(_copy(partial))
         # Default time: late in the window, spaced per document, so it sits among the attack's traces.
         ts_ms = world.start_ms + int(span * 0.7) + n * 97_000
@@ -162,6 +164,13 @@ def expand_planted(
         did = ids.doc_id_from(recipe.id, "planted", index, json.dumps(full, sort_keys=True))
         out.append((index, did, full))
     return out
+
+
+def _documents(planted: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    for n, (index, doc) in enumerate(planted):
+        if not isinstance(doc, dict):
+            raise SoclabError(f"planted document {n} for {index}: a document is a mapping, got {type(doc).__name__}")
+    return planted
 
 
 def _fill_process(p: dict[str, Any], case_id: str, n: int, agent_id: str, ts: str) -> None:

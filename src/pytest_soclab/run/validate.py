@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -461,7 +462,10 @@ class _Checks:
 
         for i, p in enumerate(spec.planted):
             base = f"planted[{i}]"
-            if p.index not in docs.STREAMS:
+            if self.info.recorded and not _RECORDED_STREAM.fullmatch(p.index):
+                self.add(f"{base}.index", f"{p.index!r} is not a data stream name (logs-<dataset>-<namespace>)")
+                continue
+            if not self.info.recorded and p.index not in docs.STREAMS:
                 self.add(
                     f"{base}.index",
                     f"{p.index!r} is not a data stream of the corpus; streams: {', '.join(docs.STREAMS)}",
@@ -509,15 +513,22 @@ class _Checks:
                     self.add(f"ground_truth.implicated_hosts[{i}]", f"host {h!r} has no documents")
 
 
+# A recorded case holds whatever streams its recording imports to (Windows channels, Zeek logs, ...).
+_RECORDED_STREAM = re.compile(r"logs-[a-z0-9_.]+-[a-z0-9_]+|\.alerts-security\.alerts-default")
+
+
 def doc_problems(index: str, doc: dict[str, Any], info: CaseInfo | None = None) -> list[tuple[str, str]]:
     """Problems of one complete document for its data stream: (field, message)."""
     from pytest_soclab.corpus import dataset_of
     from pytest_soclab.models import field_definitions
 
     defs = field_definitions()
+    ecs = _ecs_field_sets() if info is not None and info.recorded else frozenset()
     out: list[tuple[str, str]] = []
     for name, value in leaves(doc):
         spec = defs.get(name)
+        if spec is None and ecs and name.split(".", 1)[0] not in ecs:
+            continue  # a recorded stream's own fields (winlog.*, zeek.*): its integration defines them, not ECS
         if spec is None:
             parent = _parent_def(name, defs)
             hint = f" ({parent} is a {defs[parent]['type']})" if parent else ""
@@ -579,6 +590,14 @@ def doc_problems(index: str, doc: dict[str, Any], info: CaseInfo | None = None) 
                     if any(ip in n for n in nets) and info.ip_owner(str(ip)) is None:
                         out.append((name, f"{v} is inside the estate's networks but belongs to no host"))
     return out
+
+
+@cache
+def _ecs_field_sets() -> frozenset[str]:
+    """The top-level names of ECS (`process`, `host`, ...): what is outside them is an integration's own."""
+    from pytest_soclab.models import ecs_fields
+
+    return frozenset(k.split(".", 1)[0] for k in ecs_fields())
 
 
 def _parent_def(name: str, defs: dict[str, dict[str, Any]]) -> str | None:
