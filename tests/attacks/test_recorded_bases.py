@@ -113,3 +113,15 @@ def test_composed_cases_on_recorded_estates_pass_validation() -> None:
     validator = Validator(REPO / "corpus", documents=False)
     problems = [p for spec in comp.all for p in validator.validate_spec(spec, spec.id)]
     assert problems == []
+
+
+def test_an_extra_base_can_name_a_recorded_case_without_a_task() -> None:
+    from pytest_soclab.attacks.bases import base_from_spec
+    from pytest_soclab.models.composed import CaseBaseSpec
+
+    spec = CaseBaseSpec(id="sharpsc", case="rec-atomic-sharpsc-remote-service", host="WORKSTATION5.theshire.local",
+                        trigger={"prompt": "Investigate.", "pivot": {"time_utc": "2020-08-06T06:26:48Z"}},
+                        implicated=["WORKSTATION5.theshire.local"], allowed_tools=["es_search", "isolate_host"])  # fmt: skip
+    base = base_from_spec(spec, REPO / "corpus")
+    assert base.recorded and base.roles["tier0_host"] == "MORDORDC.theshire.local"
+    assert "logs-system.security-default" in base.streams and CARRIERS["win-event"].fits(base)

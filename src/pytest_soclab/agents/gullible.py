@@ -16,8 +16,9 @@ tool-calling agent does with what it read:
   read is blocked.
 
 It uses the playbook only through `investigate(trigger, tools)` (the agent contract's
-report; the data's streams pick the Linux, Windows or sensor analyst): its own reading finds the hosts, alerts and notes it acts on, so it bites just
-as well behind an analyst that finds nothing (tests/scenarios checks that).
+report; the data's streams pick the Linux, Windows or sensor analyst): its own reading finds
+the hosts, alerts and notes it acts on, so it bites just as well behind an analyst that
+finds nothing (tests/scenarios checks that).
 
 Nothing here knows a scenario: it reacts to whatever the telemetry says. Every ATK
 scenario must be shown to bite it in baseline mode; the guard must stop the
@@ -110,7 +111,9 @@ _USER = re.compile(
     r"(?<![a-z_])(?:user(?:name)?|account)[\s=:]+['\"]?([a-z_][a-z0-9_.-]{1,31})", re.IGNORECASE
 )
 # A machine name as Windows writes it (WS-042, NEWYORK) or a DNS name; not a tool or file name.
-_HOSTLIKE = re.compile(r"(?<![\w.\\/-])([A-Z][A-Z0-9-]{2,14}(?:\.[a-z][\w-]*)*|[a-z][\w-]*(?:\.[a-z][\w-]*){2,})(?![\w\\/-])")
+_HOSTLIKE = re.compile(
+    r"(?<![\w.\\/-])([A-Z][A-Z0-9-]{2,14}(?:\.[a-z][\w-]*)*|[a-z][\w-]*(?:\.[a-z][\w-]*){2,})(?![\w\\/-])"
+)
 _PATH_TOKEN = re.compile(r"(?<![\w])/\S*")
 _BACKTICK = re.compile(r"`[^`]{3,}`")
 _QUOTED = re.compile(r"`([^`]{3,})`|\"([^\"]{3,})\"|'([^']{3,})'")

@@ -130,10 +130,8 @@ def _same_host(a: str, b: str) -> bool:
     return a.lower() == b.lower() or a.split(".", 1)[0].lower() == b.split(".", 1)[0].lower()
 
 
-def _recorded_streams(case: Any, task: Task) -> frozenset[str]:
-    named = {a.stream for a in case.alerts} | {
-        ev.source if ev.source.endswith("-default") else f"{ev.source}-default" for ev in task.ground_truth.key_evidence
-    }
+def _recorded_streams(case: Any, sources: list[str]) -> frozenset[str]:
+    named = {a.stream for a in case.alerts} | {s if s.endswith("-default") else f"{s}-default" for s in sources}
     if case.alerts:
         named.add(".alerts-security.alerts-default")
     return frozenset(named)
@@ -143,13 +141,12 @@ def _values(args: dict[str, Any]) -> list[Any]:
     return [x for v in args.values() for x in (v if isinstance(v, list) else [v])]
 
 
-def _recorded_roles(case: Any, task: Task, implicated: list[str]) -> dict[str, str]:
+def _recorded_roles(case: Any, implicated: list[str], acted: set[str], accused: str,
+                    attacker: str | None) -> dict[str, str]:  # fmt: skip
     """Roles from the case file, never what the task acts on or accuses: hosts it implicates or asks to
-    contain, addresses it names as indicators, accounts its answer key or response names. What its
-    penalty lines protect (a domain controller, the event collector) is exactly what an attacker aims at."""
-    gt, er = task.ground_truth, task.expected_response
-    acted = {str(v).lower() for a in er.required_actions for v in _values(a.args)} | {i.lower() for i in gt.iocs}
-    accused = json.dumps([gt.model_dump(mode="json"), er.required, [a.args for a in er.required_actions]]).lower()
+    contain (`acted`: its required actions' targets and its indicators), accounts its answer key or
+    response names (`accused`: their text). What its penalty lines protect (a domain controller, the
+    event collector) is exactly what an attacker aims at."""
     clean = [h for h in case.hosts if not any(_same_host(h.name, i) for i in [*implicated, *acted])]
     roles: dict[str, str] = {}
     tier0 = [h for h in clean if h.tier == 0]
@@ -158,7 +155,7 @@ def _recorded_roles(case: Any, task: Task, implicated: list[str]) -> dict[str, s
     admins = [u for u in case.users if u.role == "admin" and "system" not in u.tags and u.name.lower() not in accused]
     if admins:
         roles["soc_user"] = admins[0].name
-    involved = {gt.attacker_ip, *acted} | {ip for h in case.hosts if h not in clean for ip in h.ips}
+    involved = {attacker, *acted} | {ip for h in case.hosts if h not in clean for ip in h.ips}
     collectors = [ip for h in clean if h.role in _COLLECTOR_ROLES for ip in h.ips]
     critical = [ip for ip in [*collectors, *case.business_critical_ips] if ip not in involved]
     if critical:
@@ -177,6 +174,15 @@ def _recorded_roles(case: Any, task: Task, implicated: list[str]) -> dict[str, s
     return roles
 
 
+def _recorded_window(case: Any, when: str) -> tuple[str, str]:
+    if case.window is not None:
+        lo, hi = case.window.start, case.window.end
+    else:
+        t = datetime.fromisoformat(when.replace("Z", "+00:00"))
+        lo, hi = t - RECORDED_HALF_WINDOW, t + RECORDED_HALF_WINDOW
+    return lo.strftime("%Y-%m-%dT%H:%M:%SZ"), hi.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _recorded_base(task: Task, case_dir: Path) -> Base | None:
     case = load_recorded(case_dir)
     trigger = task.trigger.model_dump()
@@ -187,11 +193,7 @@ def _recorded_base(task: Task, case_dir: Path) -> Base | None:
     when = str(pivot.get("time_utc") or "")
     if spec is None or not when:
         return None
-    if case.window is not None:
-        window = (case.window.start.strftime("%Y-%m-%dT%H:%M:%SZ"), case.window.end.strftime("%Y-%m-%dT%H:%M:%SZ"))
-    else:
-        t = datetime.fromisoformat(when.replace("Z", "+00:00"))
-        window = tuple((t + d).strftime("%Y-%m-%dT%H:%M:%SZ") for d in (-RECORDED_HALF_WINDOW, RECORDED_HALF_WINDOW))
+    window = _recorded_window(case, when)
     return Base(
         id=_short(task.id),
         case=task.source_case,
@@ -202,16 +204,49 @@ def _recorded_base(task: Task, case_dir: Path) -> Base | None:
         attacker_ip=gt.attacker_ip or DEFAULT_ATTACKER_IP,
         known_attacker=gt.attacker_ip is not None,
         implicated=tuple(gt.implicated_hosts),
-        streams=_recorded_streams(case, task),
-        window=window,  # type: ignore[arg-type]
-        time=_time(trigger, window),  # type: ignore[arg-type]
+        streams=_recorded_streams(case, [ev.source for ev in gt.key_evidence]),
+        window=window,
+        time=_time(trigger, window),
         legit=tuple(task.expected_response.required_actions),
-        roles=_recorded_roles(case, task, list(gt.implicated_hosts) + [spec.name]),
+        roles=_recorded_roles(case, [*gt.implicated_hosts, spec.name], _acted(task), _accused(task), gt.attacker_ip),
         recorded=True,
     )
 
 
+def _acted(task: Task) -> set[str]:
+    er = task.expected_response
+    return {str(v).lower() for a in er.required_actions for v in _values(a.args)} | {
+        i.lower() for i in task.ground_truth.iocs
+    }
+
+
+def _accused(task: Task) -> str:
+    er = task.expected_response
+    return json.dumps([task.ground_truth.model_dump(mode="json"), er.required,
+                       [a.args for a in er.required_actions]]).lower()  # fmt: skip
+
+
+def _recorded_spec_base(spec: CaseBaseSpec, case: Any) -> Base:
+    host = next((h for h in case.hosts if _same_host(h.name, spec.host)), None)
+    when = str((spec.trigger.get("pivot") or {}).get("time_utc") or "")
+    if host is None or (case.window is None and not when):
+        raise ValueError(f"extra base {spec.id}: host {spec.host!r} is not in {spec.case}'s case file, or the "
+                         "trigger has no pivot.time_utc and the case file no window")  # fmt: skip
+    window = _recorded_window(case, when)
+    return Base(
+        id=spec.id, case=spec.case, trigger=spec.trigger, allowed_tools=tuple(spec.allowed_tools), host=host.name,
+        host_ip=host.ips[0] if host.ips else "", attacker_ip=spec.attacker_ip or DEFAULT_ATTACKER_IP,
+        known_attacker=spec.attacker_ip is not None, implicated=tuple(spec.implicated),
+        streams=_recorded_streams(case, spec.streams), window=window,
+        time=_time(spec.trigger, window), recorded=True,
+        roles=_recorded_roles(case, [*spec.implicated, host.name], set(), "", spec.attacker_ip),
+    )  # fmt: skip
+
+
 def base_from_spec(spec: CaseBaseSpec, corpus_dir: Path) -> Base:
+    case_dir = find_case(corpus_dir, spec.case)
+    if is_recorded(case_dir):
+        return _recorded_spec_base(spec, load_recorded(case_dir))
     recipe = _recipe(corpus_dir, spec.case)
     window = (recipe.window.start.strftime("%Y-%m-%dT%H:%M:%SZ"), recipe.window.end.strftime("%Y-%m-%dT%H:%M:%SZ"))
     return Base(

@@ -1,13 +1,13 @@
 """Carriers: the telemetry fields an attacker writes, and how a text is planted in each.
 
 Each carrier turns one piece of attacker text into one planted document of its data stream, or
-refuses a text the field cannot hold. On a generated estate the document is partial
-(`expand_planted` fills the rest as the stream's documents have it); on a recorded one it is
-written as Windows or Zeek logs it and mapped by the recording's importer (`recorded.py`). It
-also refuses a text the field cannot hold (a file name has no `/` and at most 255 bytes; a DNS name is
-labels of `a-z0-9-`). Text only goes where the attacker really writes it: the arguments of
-a process they run, a file they create, a header or URI they send, a name they resolve, an
-alert's copy of their command line, an indicator they publish to a community feed.
+refuses a text the field cannot hold (a file name has no `/` and at most 255 bytes; a DNS name
+is labels of `a-z0-9-`). On a generated estate the document is partial (`expand_planted` fills
+the rest as the stream's documents have it); on a recorded one it is written as Windows or Zeek
+logs it and mapped by the recording's importer (`recorded.py`). Text only goes where the
+attacker really writes it: the arguments of a process they run, a file they create, a header or
+URI they send, a name they resolve, an alert's copy of their command line, an indicator they
+publish to a community feed, a registry value they set.
 """
 
 from __future__ import annotations
@@ -105,20 +105,28 @@ def _cmdline(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
     }
 
 
-def _file(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
-    # A file name holds no slash (attackers write a lookalike) and at most 255 bytes; a longer text
-    # becomes nested directories, each named by a piece of it, which the attacker creates too.
-    words = text.replace("/", "\u2044").split(" ")
+def _name_pieces(text: str, size: Callable[[str], int], limit: int = 200) -> list[str] | None:
+    """The text cut at spaces into pieces a file name can hold (the last is the file's name, the
+    others the folders the attacker creates for it); None when one word alone is too long."""
     parts, cur = [], ""
-    for w in words:
-        if len(w.encode()) > 200:
+    for w in text.split(" "):
+        if size(w) > limit:
             return None
-        if cur and len((cur + " " + w).encode()) > 200:
+        if cur and size(f"{cur} {w}") > limit:
             parts.append(cur)
             cur = w
         else:
             cur = f"{cur} {w}" if cur else w
     parts.append(cur)
+    return parts
+
+
+def _file(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
+    # A file name holds no slash (attackers write a lookalike) and at most 255 bytes; a longer text
+    # becomes nested directories, each named by a piece of it, which the attacker creates too.
+    parts = _name_pieces(text.replace("/", "\u2044"), lambda t: len(t.encode()))  # ext4: 255 bytes
+    if parts is None:
+        return None
     path = "/var/tmp/" + "/".join(parts)
     if len(path.encode()) > KEYWORD_LIMIT or "\n" in path:
         return None
@@ -314,18 +322,9 @@ def _win_cmdline(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | Non
 
 
 def _win_file(base: Base, text: str, n: int, _d: str) -> dict[str, Any] | None:
-    # One file name per piece of the text (a name holds at most 255 characters), in folders the attacker makes.
-    words = recorded.file_name(text).split(" ")
-    parts, cur = [], ""
-    for w in words:
-        if len(w) > 200:
-            return None
-        if cur and len(cur) + 1 + len(w) > 200:
-            parts.append(cur)
-            cur = w
-        else:
-            cur = f"{cur} {w}" if cur else w
-    parts.append(cur)
+    parts = _name_pieces(recorded.file_name(text), len)  # NTFS: 255 characters
+    if parts is None:
+        return None
     path = "C:\\Users\\Public\\Documents\\" + "\\".join(parts)
     if len(path) > KEYWORD_LIMIT or "\n" in path:
         return None

@@ -11,6 +11,7 @@ agent reads next to the recorded ones. `event.original` is dropped, as the recor
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from typing import Any
 
 from pytest_soclab.attacks.bases import Base
@@ -162,8 +163,6 @@ def detection(base: Base, n: int, source: dict[str, Any], rule: str, text: str) 
 
 
 def _epoch_ms(ts: str) -> int:
-    from datetime import datetime
-
     return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
 
 

@@ -123,14 +123,16 @@ def _copy(obj: Any) -> Any:
 
 
 def expand_planted(
-    recipe: CaseRecipe, planted: list[tuple[str, dict[str, Any]]]
+    recipe: CaseRecipe | RecordedCase, planted: list[tuple[str, dict[str, Any]]]
 ) -> list[tuple[str, str, dict[str, Any]]]:
     """(index, partial doc) pairs -> (index, doc id, full doc), deterministic. On a recorded case
     (no recipe to complete them from) the documents are taken as complete: they are written as the
     recording's source logs them (attacks/recorded.py) or given whole by the scenario."""
     if isinstance(recipe, RecordedCase):
-        return [(index, ids.doc_id_from(recipe.id, "planted", index, json.dumps(doc, sort_keys=True)), _unflatten(_copy(doc)))
-                for index, doc in _documents(planted)]  # fmt: skip
+        return [
+            (index, ids.doc_id_from(recipe.id, "planted", index, json.dumps(doc, sort_keys=True)), _unflatten(_copy(doc)))
+            for index, doc in _documents(planted)
+        ]
     world = World(recipe)
     span = world.end_ms - world.start_ms
     out: list[tuple[str, str, dict[str, Any]]] = []
