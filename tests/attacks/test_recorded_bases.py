@@ -125,3 +125,15 @@ def test_an_extra_base_can_name_a_recorded_case_without_a_task() -> None:
     base = base_from_spec(spec, REPO / "corpus")
     assert base.recorded and base.roles["tier0_host"] == "MORDORDC.theshire.local"
     assert "logs-system.security-default" in base.streams and CARRIERS["win-event"].fits(base)
+
+
+def test_a_bad_planted_document_on_a_recorded_case_is_named_by_its_field() -> None:
+    suite = ComposedSuiteFile(objectives=["widen-scope"], styles=["direct"], carriers=["win-event"], benign={"variants": 0})
+    (atk,) = compose(suite, [_base("t30")]).attacks
+    data = atk.model_dump(mode="json", exclude_none=True)
+    data["planted"] = [{"index": "not a stream", "doc": data["planted"][0]["doc"]},
+                       {"index": data["planted"][0]["index"], "doc": {**data["planted"][0]["doc"], "source": {"ip": "x"}}}]
+    bad = type(atk).model_validate(data)
+    problems = {(p.field, p.message.split(":")[0]) for p in Validator(REPO / "corpus", documents=False).validate_spec(bad, bad.id)}
+    assert ("planted[0].index", "'not a stream' is not a data stream name (logs-<dataset>-<namespace>)") in problems
+    assert any(f == "planted[1].doc.source.ip" for f, _ in problems), problems

@@ -11,12 +11,12 @@ agent reads next to the recorded ones. `event.original` is dropped, as the recor
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
 from typing import Any
 
 from pytest_soclab.attacks.bases import Base
 from pytest_soclab.corpus.alerts import detection_alert
 from pytest_soclab.corpus.recipe import AlertSpec
+from pytest_soclab.corpus.recorded_build import to_epoch_ms
 from pytest_soclab.importers import streams
 from pytest_soclab.importers.windows import SECURITY_CHANNEL, SYSMON_CHANNEL, to_doc
 from pytest_soclab.importers.winevent import WinEvent
@@ -163,7 +163,7 @@ def detection(base: Base, n: int, source: dict[str, Any], rule: str, text: str) 
 
 
 def _epoch_ms(ts: str) -> int:
-    return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
+    return to_epoch_ms(ts) or 0  # the carriers' own timestamps: always ISO
 
 
 def zeek_http(base: Base, n: int, ts: str, user_agent: str, uri: str) -> dict[str, Any] | None:
