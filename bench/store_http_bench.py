@@ -97,15 +97,15 @@ def p95(values: list[float]) -> float:
     return s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
 
 
-def run(size: int, repeat: int) -> dict[str, Any]:
+def run(size: int, repeat: int, db: Path | None = None, only: str | None = None) -> dict[str, Any]:
     from elasticsearch import Elasticsearch
 
     from pytest_soclab.store import EmbeddedBackend, build_database
 
-    folder = Path(tempfile.mkdtemp(prefix="soclab-http-bench-"))
-    path = folder / "bench.duckdb"
+    path = db or Path(tempfile.mkdtemp(prefix="soclab-http-bench-")) / "bench.duckdb"
     t = time.perf_counter()
-    build_database(documents(size), path)
+    if not path.exists():  # --db: built once, then timed against by several code versions
+        build_database(documents(size), path)
     build_s = time.perf_counter() - t
     backend = EmbeddedBackend.open(path)
     proc = subprocess.Popen([sys.executable, "-c", _SERVE, "serve", "--case-db", str(path), "--port", "0"],
@@ -119,10 +119,14 @@ def run(size: int, repeat: int) -> dict[str, Any]:
     rows = []
     try:
         for name, index, body in dsl_mix():
+            if only and only not in name:
+                continue
             local = timed(lambda: backend.es_search(index, body), repeat)
             wire = timed(lambda: es.search(index=index, body=body), repeat)
             rows.append((name, local, wire))
         for name, query in ESQL_MIX:
+            if only and only not in name:
+                continue
             local = timed(lambda: backend.esql_query(query), repeat)
             wire = timed(lambda: es.esql.query(query=query), repeat)
             rows.append((name, local, wire))
@@ -139,8 +143,10 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--db", type=Path, help="store file: built if missing, else reused (its --size must match)")
+    ap.add_argument("--only", help="time only the queries whose name contains this text")
     args = ap.parse_args()
-    res = run(args.size, args.repeat)
+    res = run(args.size, args.repeat, args.db, args.only)
     print(f"{res['size']:,} events (built in {res['build_s']} s); ms, median / p95 over {args.repeat} runs")
     print(f"| query | in process | through soclab serve (official client) |\n|---|---|---|")
     all_local: list[float] = []

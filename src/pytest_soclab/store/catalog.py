@@ -11,8 +11,9 @@ from .mappings import FieldDef
 from .sqlutil import ident
 
 CATALOG_TABLE = "__soclab_catalog"
-FORMAT_VERSION = 4  # 2: fields mapped without values ("mapped"); 3: token tables of text fields ("tokens");
-# 4: stored sources of wide indices ("source"), fields differing only in case in columns of their own ("name")
+FORMAT_VERSION = 5  # 2: fields mapped without values ("mapped"); 3: token tables of text fields ("tokens");
+# 4: stored sources of wide indices ("source"), fields differing only in case in columns of their own ("name");
+# 5: postings with the next token, bitmaps of frequent terms
 
 # Elasticsearch's data stream naming scheme: <type>-<dataset>-<namespace>.
 _DATA_STREAM = re.compile(r"^(logs|metrics|traces|synthetics|profiling)-[^-]+(-[^-]+)?-[^-]+$")
@@ -61,6 +62,24 @@ class FieldRef:
         return ident(self.stored_as or self.column) if self.column else f"NULL::{sql_type(self.type, self.multi)}"
 
 
+@dataclass(frozen=True)
+class TextIndexInfo:
+    """A text column's index tables (store/tokens.py)."""
+
+    postings: str  # (tok, nxt, d = _doc, p = position)
+    bitmaps: str  # (tok, bits): one bitmap over the documents per frequent term
+    frequent: list[str]  # the terms in `bitmaps`
+
+    def to_json(self) -> dict[str, Any]:
+        return {"postings": self.postings, "bitmaps": self.bitmaps, "frequent": list(self.frequent)}
+
+    @classmethod
+    def from_json(cls, obj: Any) -> TextIndexInfo | None:
+        if not isinstance(obj, dict):
+            return None  # a store of format 3-4 (postings without `nxt`): its text is tested as text
+        return cls(str(obj["postings"]), str(obj["bitmaps"]), [str(t) for t in obj.get("frequent", [])])
+
+
 @dataclass
 class IndexInfo:
     name: str  # the data stream or index name
@@ -74,8 +93,8 @@ class IndexInfo:
     # declared by the mapping but in no document: mapped (get_mappings, field names, queries
     # read NULL) without a column, so they cost nothing to load or to scan
     mapped: dict[str, FieldDef] = field(default_factory=dict)
-    # text column -> its token table (tok, d = _doc, p = position; store/tokens.py)
-    tokens: dict[str, str] = field(default_factory=dict)
+    # text column -> its index tables (store/tokens.py)
+    tokens: dict[str, TextIndexInfo] = field(default_factory=dict)
     # table of (d, src): each document's rendered `_source`, for wide indices (store/sources.py)
     source: str = ""
 
@@ -130,7 +149,7 @@ class IndexInfo:
             "fields": {p: {"def": c.fdef.to_json(), "multi": c.multi, **({"name": c.name} if c.name else {})}
                        for p, c in self.fields.items()},
             "mapped": {p: d.to_json() for p, d in self.mapped.items()},
-            "tokens": dict(self.tokens),
+            "tokens": {p: t.to_json() for p, t in self.tokens.items()},
             "source": self.source,
         }
 
@@ -150,7 +169,8 @@ class IndexInfo:
             size_bytes=int(obj.get("size_bytes", 0)),
             uuid=obj.get("uuid", ""),
             mapped={p: FieldDef.from_json(d) for p, d in obj.get("mapped", {}).items()},
-            tokens=dict(obj.get("tokens", {})),
+            tokens={p: t for p, t in ((p, TextIndexInfo.from_json(v)) for p, v in obj.get("tokens", {}).items())
+                    if t is not None},
             source=str(obj.get("source", "")),
         )
 

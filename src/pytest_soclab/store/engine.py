@@ -25,6 +25,7 @@ from .layout import DOC_COL, ID_COL, int_to_ip, ip_to_int
 from .limits import STORE_MEMORY_LIMIT
 from .mappings import MappingSet
 from .sqlutil import ident, literal
+from .tokens import TextIndex
 
 # ---------------------------------------------------------------------------- per-process base cache
 
@@ -146,6 +147,9 @@ def _memory_base() -> tuple[duckdb.DuckDBPyConnection, Catalog, str]:
 # ---------------------------------------------------------------------------- the engine
 
 
+BITMAP_CACHE_BYTES = 64 << 20
+
+
 @dataclass
 class Engine:
     con: duckdb.DuckDBPyConnection
@@ -206,12 +210,33 @@ class Engine:
             return None
         return rel[: -len(table)]
 
-    def token_relations(self, index: IndexInfo) -> dict[str, str]:
-        """Text column -> its token table here (none under overlay documents)."""
+    def token_relations(self, index: IndexInfo) -> dict[str, TextIndex]:
+        """Text column -> its index here (none under overlay documents)."""
         prefix = self._prefix(index) if index.tokens else None
         if prefix is None:
             return {}
-        return {path: prefix + ident(name) for path, name in index.tokens.items()}
+        return {
+            path: TextIndex(prefix + ident(t.postings), prefix + ident(t.bitmaps), frozenset(t.frequent), index.count,
+                            self.bitmap)  # fmt: skip
+            for path, t in index.tokens.items()
+        }
+
+    def bitmap(self, sql: str) -> bytes | None:
+        """The BLOB `sql` selects (a term's bitmap, store/tokens.py), kept for the engine's life
+        and its forks' (the store is read-only), up to BITMAP_CACHE_BYTES."""
+        cache: dict[str, bytes | None] = self.memo.setdefault("bitmaps", {})
+        if sql in cache:
+            return cache[sql]
+        rows = self.query(sql)
+        value = bytes(rows[0][0]) if rows and rows[0][0] is not None else None
+        # forks share the cache from their own threads: the running total is approximate, never wrong
+        total = int(self.memo.get("bitmap_bytes", 0)) + len(value or b"")
+        if total > BITMAP_CACHE_BYTES:
+            cache.clear()
+            total = len(value or b"")
+        cache[sql] = value
+        self.memo["bitmap_bytes"] = total
+        return value
 
     def source_relation(self, index: IndexInfo) -> str:
         """The index's stored-source table here; "" when it has none (or under overlay documents)."""

@@ -22,7 +22,7 @@ import pyarrow as pa
 from .catalog import Column, IndexInfo
 from .layout import DOC_COL, SQL_TYPES
 from .render import build_source, path_matches, render_plan
-from .sqlutil import ident, string
+from .sqlutil import ident, in_values, string
 
 # Indices wider than this get a stored source (narrower ones read their columns as fast).
 WIDE_COLUMNS = 64
@@ -151,7 +151,7 @@ def read_stored(query: Callable[[str], list[tuple[Any, ...]]], rel: str, docs: I
     wanted = sorted({int(d) for d in docs})
     if not wanted:
         return {}
-    rows = query(f"SELECT d, src FROM {rel} WHERE d IN ({', '.join(map(str, wanted))})")
+    rows = query(f"SELECT d, src FROM {rel} WHERE {in_values('d', [str(d) for d in wanted])}")
     return {int(d): orjson.loads(src) for d, src in rows if src is not None}
 
 

@@ -12,6 +12,15 @@ def ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def in_values(expr: str, literals: list[str]) -> str:
+    """SQL: `expr` is one of the `literals`, as a semi-join on a VALUES list. DuckDB pushes a
+    join's few keys into the scan, which then decodes only the row groups holding them; an IN
+    list is a filter after the scan, which decodes every value of every column first (30 ms
+    against 3 to fetch ten documents with long messages out of 450k)."""
+    rows = ", ".join(f"({v})" for v in literals)
+    return f"({expr} IN (SELECT __v FROM (VALUES {rows}) AS __l(__v)))"
+
+
 def string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 

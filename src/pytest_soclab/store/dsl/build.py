@@ -11,6 +11,7 @@ from typing import Any
 
 from ..catalog import FieldRef, IndexInfo
 from ..limits import MAX_CLAUSE_COUNT, too_many_clauses
+from ..tokens import Bits, TextIndex
 from .errors import EsError, parsing_exception, shard_failure
 
 
@@ -22,6 +23,8 @@ FALSE = "FALSE"
 class Compiled:
     where: str
     score: str  # a DOUBLE expression, meaningful for matching rows
+    # the documents `where` matches, when it is made of indexed text clauses only (store/tokens.py)
+    bits: Bits | None = None
 
 
 @dataclass
@@ -30,8 +33,8 @@ class Ctx:
     now: dt.datetime
     depth: int = 0  # nesting of the query being compiled (indices.query.bool.max_nested_depth)
     clauses: int = 0  # queries compiled so far (indices.query.bool.max_clause_count)
-    # text column -> its token table in this engine (store/tokens.py); empty: test the text itself
-    tokens: dict[str, str] = field(default_factory=dict)
+    # text column -> its index in this engine (store/tokens.py); empty: test the text itself
+    tokens: dict[str, TextIndex] = field(default_factory=dict)
 
     def fail(self, type_: str, reason: str) -> EsError:
         return shard_failure(self.info.concrete, type_, reason)
@@ -85,8 +88,8 @@ def tie_score(scores: list[str], tie: float) -> str:
     return f"list_transform([{listed}], lambda __s: list_max(__s) + {tie!r} * (list_sum(__s) - list_max(__s)))[1]"
 
 
-def scored(where: str, boost: float) -> Compiled:
-    return Compiled(where, repr(float(boost)))
+def scored(where: str, boost: float, bits: Bits | None = None) -> Compiled:
+    return Compiled(where, repr(float(boost)), bits)
 
 
 def field_body(kind: str, body: Any, value_key: str = "value") -> tuple[str, dict[str, Any]]:

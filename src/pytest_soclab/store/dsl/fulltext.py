@@ -16,8 +16,8 @@ from .literals import as_string, is_keyword, is_text
 from .termlevel import equals, prefix_pred
 
 
-def token_table(ref: FieldRef, ctx: Ctx) -> str | None:
-    """The token table of the text column `ref` reads, when it has one in this engine (a text
+def token_table(ref: FieldRef, ctx: Ctx) -> tokens_mod.TextIndex | None:
+    """The index of the text column `ref` reads, when it has one in this engine (a text
     multi-field of a keyword column has none: its values are tested as text)."""
     if not ref.column or ref.column != ref.name:
         return None
@@ -34,8 +34,9 @@ def match_one(ref: FieldRef, query: Any, opts: dict[str, Any], ctx: Ctx, boost: 
             return Compiled(TRUE if zero == "all" else FALSE, "0.0")
         uniq = list(dict.fromkeys(tokens))
         rel = token_table(ref, ctx)
+        bits: list[tokens_mod.Bits | None] = []
         if rel is not None:
-            preds = [tokens_mod.token_pred(rel, t) for t in uniq]
+            preds, bits = map(list, zip(*(tokens_mod.token_pred(rel, t) for t in uniq)))
         else:
             preds = [any_value(ref, lambda x, t=t: text.match_sql(x, text.token_regex(t), t)) for t in uniq]
         operator = str(opts.get("operator", "or")).lower()
@@ -48,8 +49,8 @@ def match_one(ref: FieldRef, query: Any, opts: dict[str, Any], ctx: Ctx, boost: 
         where = and_(preds) if need >= len(uniq) else (or_(preds) if need <= 1 else f"({count}) >= {need}")
         if need >= len(uniq):
             # every match holds every term: the same score for all, which lets the top-N stop early
-            return scored(where, len(uniq) * boost)
-        return Compiled(where, f"({count})::DOUBLE * {boost!r}")
+            return scored(where, len(uniq) * boost, tokens_mod.all_of(bits))
+        return Compiled(where, f"({count})::DOUBLE * {boost!r}", tokens_mod.any_of(bits) if need <= 1 else None)
     try:
         return scored(equals(ref, [query], ctx), boost)
     except EsError:
@@ -79,7 +80,8 @@ def phrase_one(ref: FieldRef, query: Any, ctx: Ctx, boost: float, slop: int, pre
             return Compiled(FALSE, "0.0")
         rel = token_table(ref, ctx)
         if rel is not None and not prefix and 0 <= slop < tokens_mod.VALUE_GAP // 2:
-            return scored(tokens_mod.phrase_pred(rel, tokens, slop), boost)
+            where, bits = tokens_mod.phrase_pred(rel, tokens, slop)
+            return scored(where, boost, bits)
         pattern = text.phrase_regex(tokens, slop, prefix_last=prefix)
         longest = max(tokens, key=len)
         return scored(any_value(ref, lambda x: text.match_sql(x, pattern, longest)), boost)

@@ -11,7 +11,8 @@ from ..engine import Engine
 from ..layout import DOC_COL, ID_COL
 from ..render import build_source
 from ..sources import by_index, filter_source, read_stored, select_columns
-from ..sqlutil import ident
+from ..sqlutil import ident, in_values
+from ..tokens import Bits
 from .build import Ctx
 from .errors import bad_request, parsing_exception, shard_failure, unsupported
 
@@ -24,6 +25,7 @@ class Plan:
     score: str
     ctx: Ctx
     source: str = ""  # the index's stored-source table here, if any (store/sources.py)
+    bits: Bits | None = None  # the documents `where` matches, when indexed text clauses alone make it
 
 
 def filtered(plan: Plan, post: str, min_score: Any) -> str:
@@ -41,7 +43,8 @@ def fetch_docs(engine: Engine, plans: list[Plan], rows: list[tuple[Any, ...]]) -
         plan = plans[i]
         names = [DOC_COL, ID_COL, *plan.info.fields]
         cols = ", ".join([ident(DOC_COL), ident(ID_COL), *select_columns(plan.info)])
-        for row in engine.query(f"SELECT {cols} FROM {plan.rel} WHERE {ident(DOC_COL)} IN ({', '.join(str(d) for d in docs)})"):
+        where = in_values(ident(DOC_COL), [str(int(d)) for d in docs])
+        for row in engine.query(f"SELECT {cols} FROM {plan.rel} WHERE {where}"):
             out[(i, int(row[0]))] = dict(zip(names, row))
     return out
 

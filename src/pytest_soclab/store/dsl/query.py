@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..limits import MAX_NESTED_DEPTH
+from ..tokens import Bits, any_of, combine
 from .build import (
     FALSE, MATCH_ALL, TRUE, Compiled, Ctx, and_, boost_of, check_keys, count_clauses, min_should_match, or_, scored,
     tie_score,
@@ -71,7 +72,7 @@ def _compile(query: Any, ctx: Ctx, scoring: bool) -> Compiled:
         raise parsing_exception(f"unknown query [{kind}]")
     result = handler(body, ctx, scoring)
     if not scoring:
-        return Compiled(result.where, "0.0")
+        return Compiled(result.where, "0.0", result.bits)
     return result
 
 
@@ -126,7 +127,19 @@ def _bool_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
         score = " + ".join(f"({s})" for s in scores)
     if boost != 1.0:
         score = f"({score}) * {boost!r}"
-    return Compiled(where, f"({score})::DOUBLE")
+    return Compiled(where, f"({score})::DOUBLE", _bool_bits(must + filt, should, must_not, need))
+
+
+def _bool_bits(required: list[Compiled], should: list[Compiled], must_not: list[Compiled], need: int) -> Bits | None:
+    """The documents a bool of indexed text clauses matches (None when any clause is of another kind)."""
+    positive = [c.bits for c in required if c.where != TRUE]
+    if should and need == 1:
+        positive.append(any_of([c.bits for c in should]))
+    elif should and need == len(should):
+        positive += [c.bits for c in should]
+    elif should and need > 0:
+        return None
+    return combine(positive, [c.bits for c in must_not])
 
 
 def _match_all(body: Any, ctx: Ctx, scoring: bool) -> Compiled:

@@ -14,6 +14,7 @@ from typing import Any
 from ..catalog import FieldRef
 from ..mappings import DATE_TYPES, KEYWORD_TYPES, NUMERIC_TYPES, TEXT_TYPES
 from ..sqlutil import string
+from ..tokens import Bits, any_of, combine
 from . import text
 from .build import (
     FALSE, TRUE, Compiled, Ctx, and_, any_value, count_clauses, expand_fields, fuzziness, or_, resolve_field,
@@ -238,53 +239,75 @@ def _unescape(text_: str) -> str:
 
 
 def _simple_parse(query: str, default_and: bool) -> Group:
-    """simple_query_string never fails: `+` and, `|` or, `-` not, `"` phrase, `*` prefix, `( )`, `~N`."""
-    toks = re.findall(r'"(?:\\.|[^"\\])*"(?:~\d+)?|[()|+]|-(?=\S)|[^\s()|+"]+', query)
+    """simple_query_string never fails: `+` and, `|` or, `-` not, `"` phrase, `*` prefix, `( )`, `~N`.
+
+    Lucene's SimpleQueryParser semantics: the operators are binary and left-associative. A
+    term joins the tree built so far with the operator written before it (the first one, if
+    several), else the default operator; a change of operator makes the tree so far one clause
+    of a new node (`a b +c` is `(a OR b) AND c`). `-` negates the next term alone, as "every
+    document but": with the OR default, `a -b` is `a OR NOT b`."""
+    # `word~N` is fuzzy with the digits only: what follows them starts the next term
+    toks = re.findall(r'"(?:\\.|[^"\\])*"(?:~\d+)?|[()|+]|-(?=\S)|[^\s()|+"~]+(?:~\d*)?|~\d*', query)
+    default = MUST if default_and else SHOULD
     pos = 0
 
-    def parse_group() -> Group:
+    def leaf(tok: str) -> Term:
+        phrase = re.fullmatch(r'"((?:\\.|[^"\\])*)"(?:~(\d+))?', tok)
+        if phrase:
+            return Term(None, "phrase", _unescape(phrase.group(1)), 1.0, {"slop": int(phrase.group(2) or 0)})
+        if tok.endswith("*") and len(tok) > 1:
+            return Term(None, "wildcard", tok, 1.0)
+        if "~" in tok[1:]:
+            word, _, fz = tok.partition("~")
+            return Term(None, "fuzzy", word, 1.0, {"fuzziness": fz or "AUTO"})
+        # a word the analyzer splits (`foo-bar`) joins its tokens with the default operator
+        return Term(None, "term", tok, 1.0, {"operator": "and" if default_and else "or"})
+
+    def parse_group(nested: bool) -> Any:
         nonlocal pos
-        clauses: list[tuple[str, Any]] = []
-        pending_or = False
+        top: Any = None
+        current: str | None = None
+        previous: str | None = None
+        nots = 0
         while pos < len(toks):
             tok = toks[pos]
-            if tok == ")":
+            if tok == ")" and nested:
                 break
             pos += 1
-            if tok == "|":
-                pending_or = True
+            if tok == ")":
+                continue  # unmatched: dropped, as any invalid part
+            if tok in ("+", "|"):
+                if current is None and top is not None:
+                    current = MUST if tok == "+" else SHOULD
                 continue
-            if tok == "+":
-                continue
-            negate = False
             if tok == "-":
-                negate = True
-                if pos >= len(toks):
-                    break
-                tok = toks[pos]
-                pos += 1
+                nots += 1
+                continue
             if tok == "(":
-                node: Any = parse_group()
+                branch = parse_group(True)
                 if pos < len(toks) and toks[pos] == ")":
                     pos += 1
-            elif tok.startswith('"'):
-                body, _, slop = tok.partition('"~')
-                node = Term(None, "phrase", _unescape(body.strip('"')), 1.0, {"slop": int(slop or 0)})
-            elif tok.endswith("*") and len(tok) > 1:
-                node = Term(None, "wildcard", tok, 1.0)
-            elif "~" in tok[1:]:
-                word, _, fz = tok.partition("~")
-                node = Term(None, "fuzzy", word, 1.0, {"fuzziness": fz or "AUTO"})
+                if branch is None:
+                    continue  # `()`: nothing to join, and the pending operators stay pending
             else:
-                node = Term(None, "term", tok, 1.0)
-            occur = MUST_NOT if negate else (SHOULD if (pending_or or not default_and) else MUST)
-            if pending_or and clauses and clauses[-1][0] == MUST:
-                clauses[-1] = (SHOULD, clauses[-1][1])
-            clauses.append((occur, node))
-            pending_or = False
-        return Group(clauses)
+                branch = leaf(tok)
+            if nots % 2:
+                branch = Group([(MUST_NOT, branch)])
+            if top is None:
+                top = branch
+            else:
+                op = current or default
+                if previous != op:
+                    top = Group([(op, top)])
+                top.clauses.append((op, branch))
+                previous = op
+            nots, current = 0, None
+        return top
 
-    return parse_group()
+    tree = parse_group(False)
+    if tree is None:
+        return Group([])
+    return tree if isinstance(tree, Group) else Group([(MUST, tree)])
 
 
 # ---------------------------------------------------------------------------- compilation
@@ -316,9 +339,9 @@ def compile_query_string(body: Any, ctx: Ctx, scoring: bool, *, simple: bool) ->
     fields = field_specs("query_string", fields)
     lenient = bool(body.get("lenient")) or fields == ["*"] or any("*" in f for f in fields)
     comp = _Compiler(ctx, [str(f) for f in fields], lenient, bool(body.get("allow_leading_wildcard", True)))
-    where, score = comp.group(tree, None)
+    where, score, bits = comp.group(tree, None)
     boost = float(body.get("boost", 1.0))
-    return Compiled(where, f"(({score}) * {boost!r})::DOUBLE")
+    return Compiled(where, f"(({score}) * {boost!r})::DOUBLE", bits)
 
 
 class _Compiler:
@@ -328,29 +351,31 @@ class _Compiler:
         self.lenient = lenient
         self.leading = leading_wildcard
 
-    def group(self, g: Group, fld: str | None) -> tuple[str, str]:
+    def group(self, g: Group, fld: str | None) -> tuple[str, str, Bits | None]:
         fld = g.field or fld
         must, should, must_not = [], [], []
         for occur, node in g.clauses:
-            w, s = self.group(node, fld) if isinstance(node, Group) else self.term(node, fld)
-            {MUST: must, SHOULD: should, MUST_NOT: must_not}[occur].append((w, s))
-        parts = [w for w, _ in must]
+            w, s, b = self.group(node, fld) if isinstance(node, Group) else self.term(node, fld)
+            {MUST: must, SHOULD: should, MUST_NOT: must_not}[occur].append((w, s, b))
+        parts = [w for w, _, _ in must]
         if should and not must:
-            parts.append(or_([w for w, _ in should]))
-        for w, _ in must_not:
+            parts.append(or_([w for w, _, _ in should]))
+        for w, _, _ in must_not:
             if w == TRUE:
                 parts.append(FALSE)
             elif w != FALSE:
                 parts.append(f"NOT coalesce({w}, FALSE)")
         if not parts:
-            return (FALSE, "0.0") if not g.clauses else (TRUE, "1.0")
+            return (FALSE, "0.0", None) if not g.clauses else (TRUE, "1.0", None)
         where = and_(parts)
         # a lone should clause is required by `where`: its score needs no test (a second one would
         # evaluate its predicate again: for a token lookup, a second semi-join per row)
         required = len(should) == 1 and not must
-        scores = [s for _, s in must] + [s if required else f"CASE WHEN {w} THEN {s} ELSE 0 END" for w, s in should]
+        scores = [s for _, s, _ in must] + [s if required else f"CASE WHEN {w} THEN {s} ELSE 0 END" for w, s, _ in should]
         score = " + ".join(f"({s})" for s in scores) if scores else "1.0"
-        return where, f"(({score}) * {g.boost!r})"
+        positive = [b for w, _, b in must if w != TRUE] + ([any_of([b for _, _, b in should])] if should and not must else [])
+        bits = combine(positive, [b for _, _, b in must_not]) if TRUE not in (w for w, _, _ in must_not) else None
+        return where, f"(({score}) * {g.boost!r})", bits
 
     def _refs(self, fld: str | None) -> list[FieldRef]:
         names = [fld] if fld is not None else self.fields
@@ -364,36 +389,45 @@ class _Compiler:
                     refs.append(ref)
         return refs
 
-    def term(self, t: Term, fld: str | None) -> tuple[str, str]:
+    def term(self, t: Term, fld: str | None) -> tuple[str, str, Bits | None]:
         name = t.field if t.field is not None else fld
         if t.kind == "exists":
             names = expand_fields(self.ctx, t.field or "") if "*" in (t.field or "") else [t.field or ""]
             preds = [f"({self._col(r)} IS NOT NULL)" for r in (resolve_field(self.ctx, n) for n in names) if r is not None]
-            return or_(preds), "1.0"
+            return or_(preds), "1.0", None
         refs = self._refs(name)
         count_clauses(self.ctx, len(refs))
         preds: list[str] = []
+        bits: list[Bits | None] = []
         for ref in refs:
             try:
-                pred = self._leaf(ref, t)
+                pred, b = self._leaf(ref, t)
             except EsError:
                 if self.lenient:
                     continue
                 raise
+            bits.append(b)
             if pred != FALSE:
                 preds.append(pred)
         where = or_(preds)
-        return where, f"{t.boost!r}"
+        return where, f"{t.boost!r}", any_of(bits) if len(refs) == 1 else None
 
     def _col(self, ref: FieldRef) -> str:
         return ref.sql
 
-    def _leaf(self, ref: FieldRef, t: Term) -> str:
-        ctx = self.ctx
+    def _leaf(self, ref: FieldRef, t: Term) -> tuple[str, Bits | None]:
+        """The clause's SQL on one field, and its documents when an index gives them."""
         if t.kind == "term":
-            return match_one(ref, t.value, {}, ctx, 1.0, lenient=False).where
+            opts = {"operator": t.extra["operator"]} if "operator" in t.extra else {}
+            c = match_one(ref, t.value, opts, self.ctx, 1.0, lenient=False)
+            return c.where, c.bits
         if t.kind == "phrase":
-            return phrase_one(ref, t.value, ctx, 1.0, int(t.extra.get("slop", 0)), False).where
+            c = phrase_one(ref, t.value, self.ctx, 1.0, int(t.extra.get("slop", 0)), False)
+            return c.where, c.bits
+        return self._other(ref, t), None
+
+    def _other(self, ref: FieldRef, t: Term) -> str:
+        ctx = self.ctx
         if t.kind == "wildcard":
             value = t.value
             if not self.leading and value[:1] in "*?":

@@ -5,18 +5,21 @@ from __future__ import annotations
 import ast
 import re
 import time
+from dataclasses import replace
 from typing import Any
 
 import duckdb
 
+from ..catalog import IndexInfo
 from ..datefmt import DateFormatError, java_to_strftime, resolve_name
 from ..engine import Engine
 from ..indexexpr import resolve
 from ..layout import DOC_COL, ID_COL
 from ..limits import out_of_memory
+from ..mappings import TEXT_TYPES
 from ..render import build_source, field_values, source_filter
-from ..sources import WIDE_COLUMNS
-from ..sqlutil import ident, string
+from ..sqlutil import ident, in_values, string
+from ..tokens import without_bitmaps
 from .aggs import run_aggs
 from .build import Ctx
 from .errors import EsError, bad_request, parsing_exception, shard_failure, unsupported
@@ -122,17 +125,31 @@ def search(engine: Engine, index: str, body: dict[str, Any] | None) -> dict[str,
         ctx = Ctx(info, now, tokens=engine.token_relations(info))
         compiled = compile_query(body.get("query"), ctx, scoring)
         where = compiled.where
-        plans.append(Plan(info, engine.relation(info), where, compiled.score, ctx, engine.source_relation(info)))
+        plans.append(Plan(info, engine.relation(info), where, compiled.score, ctx, engine.source_relation(info),
+                          compiled.bits))  # fmt: skip
     post = [compile_query(body.get("post_filter"), p.ctx, False).where if body.get("post_filter") else "TRUE" for p in plans]
     min_score = body.get("min_score")
+    # a query of indexed text clauses alone on one index: its documents are known, as a bitmap
+    bits = plans[0].bits if len(plans) == 1 and post == ["TRUE"] and min_score is None else None
 
     try:
-        # an expensive predicate (LIKE, regexp, lists) is evaluated once: count and top hits together
-        shared = size > 0 and any(_EXPENSIVE.search(p.where) for p in plans)
+        # an expensive predicate (LIKE, regexp, lists) is evaluated once: count and top hits together,
+        # unless the hits come in index order, when their scan stops at the first `size` matches
+        shared = (size > 0 and any(_EXPENSIVE.search(without_bitmaps(p.where)) for p in plans)
+                  and not _in_index_order(plans, sort, scoring, search_after))
         counted: list[int] = []
-        hits, max_hit = _hits(engine, plans, post, sort, size, offset, search_after, scoring, min_score, body,
+        hit_plans = plans
+        if bits is not None and _in_index_order(plans, sort, scoring, search_after):
+            # the first hits are the bitmap's first documents: read by number, no scan for them
+            first = bits.first(offset + size)
+            hit_plans = [replace(plans[0], where=in_values(ident(DOC_COL), [str(d) for d in first]) if first else "FALSE")]
+        hits, max_hit = _hits(engine, hit_plans, post, sort, size, offset, search_after, scoring, min_score, body,
                               counted if shared else None)  # fmt: skip
-        if shared and counted:
+        if bits is not None:
+            n = bits.count()
+            over = threshold is not None and threshold >= 0 and n > threshold
+            total, max_score_all = ((threshold, "gte") if over else (n, "eq")), None
+        elif shared and counted:
             n = counted[0]
             over = threshold is not None and threshold >= 0 and n > threshold
             total, max_score_all = ((threshold, "gte") if over else (n, "eq")), None
@@ -206,8 +223,8 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
     _, includes, excludes = source_filter(body.get("_source"))
     want_source = source_filter(body.get("_source"))[0] and body.get("stored_fields") != "_none_"
     field_patterns = _field_patterns(body.get("fields")) + _field_patterns(body.get("docvalue_fields"))
-    # One query fetches the documents too when the indices agree on column types (a second
-    # lookup by document number costs more than carrying the columns through the top-N).
+    # One query fetches the documents too when the indices agree on column types and rows come in
+    # index order (the scan stops at the LIMIT, having decoded the first rows' columns only).
     stored = want_source and not field_patterns and stored_sources(plans)
     doc_cols = _doc_columns(plans) if (want_source or field_patterns) and counted is None and not stored else []
     order_exprs: list[str] = []
@@ -246,9 +263,10 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
     if len(plans) == 1 and all(o.startswith(("__i ", "__d ")) for o in order_exprs) and not where_after:
         # one index, nothing but index order: rows come in storage order, so LIMIT stops early
         order_sql = ""
-    # ...but not for wide documents (a Sysmon event has 160 columns): their stored sources are read
-    # by number after the top-N, and without them a sort carries only its keys.
-    if stored or (doc_cols and order_sql and len(doc_cols) > WIDE_COLUMNS):
+    # ...but not under a sort over documents with text: the top-N would carry every match's long
+    # values (messages decoded for 318k matches: 149 ms against 20), so the documents are read by
+    # number after it. Short documents are carried (a second read costs 2 ms of 12 for 100 hits).
+    if stored or (doc_cols and order_sql and any(_has_text(p.info) for p in plans)):
         doc_cols = None
     single_phase = doc_cols is not None
     selects = []
@@ -332,9 +350,19 @@ def _hits(engine: Engine, plans: list[Plan], post: list[str], sort: list[SortKey
 
 
 # predicates costly enough per row that scanning twice (count, then hits) shows
-# (the last: a phrase, a join of token positions)
-_EXPENSIVE = re.compile(r'regexp_|LIKE|contains\(|starts_with|ends_with|list_filter|list_contains|list_has_any|damerau|__tok\d+" AS __a1')
+_EXPENSIVE = re.compile(r"regexp_|LIKE|contains\(|starts_with|ends_with|list_filter|list_contains|list_has_any|damerau")
 _ARITHMETIC = re.compile(r"[\d.\s()+*eE-]+")
+
+
+def _in_index_order(plans: list[Plan], sort: list[SortKey], scoring: bool, search_after: Any) -> bool:
+    """The hits are the first matches in storage order: one index, ranked by a score that is the
+    same for every match (or by nothing), no search_after."""
+    return (len(plans) == 1 and search_after is None and all(k.kind == "score" for k in sort)
+            and (not scoring or _constant_score(plans) is not None))
+
+
+def _has_text(info: IndexInfo) -> bool:
+    return any(c.fdef.type in TEXT_TYPES for c in info.fields.values())
 
 
 def _constant_score(plans: list[Plan]) -> float | None:

@@ -13,7 +13,7 @@ from ..catalog import FieldRef
 from ..datefmt import DateFormatError, parse_timezone
 from ..layout import cidr_range, ip_to_int
 from ..mappings import DATE_TYPES, FLOAT_TYPES, INTEGER_TYPES
-from ..sqlutil import glob_sql, ident, literal, string
+from ..sqlutil import glob_sql, ident, in_values, literal, string
 from . import text
 from .build import (
     FALSE, TRUE, Compiled, Ctx, any_value, boost_of, check_keys, col_sql, expand_fields, field_body,
@@ -29,7 +29,7 @@ from .lucene_regex import parse_flags, to_re2
 def equals(ref: FieldRef, values: list[Any], ctx: Ctx, *, case_insensitive: bool = False) -> str:
     """term / terms semantics for one field: exact values; CIDRs for ip; tokens for text."""
     if ref.column == "_id":
-        return f"{ident('_id')} IN ({', '.join(string(as_string(v)) for v in values)})" if values else FALSE
+        return in_values(ident("_id"), [string(as_string(v)) for v in values]) if values else FALSE
     if is_text(ref):
         preds = []
         for v in values:
@@ -145,7 +145,7 @@ def ids_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
         raise parsing_exception("[ids] query malformed, [values] must be an array")
     check_keys("ids", body, {"values"})
     vals = [string(as_string(v)) for v in body.get("values", [])]
-    where = f"{ident('_id')} IN ({', '.join(vals)})" if vals else FALSE
+    where = in_values(ident("_id"), vals) if vals else FALSE
     return scored(where, boost_of(body))
 
 
