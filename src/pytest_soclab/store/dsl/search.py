@@ -133,10 +133,10 @@ def search(engine: Engine, index: str, body: dict[str, Any] | None) -> dict[str,
     bits = plans[0].bits if len(plans) == 1 and post == ["TRUE"] and min_score is None else None
 
     try:
-        # an expensive predicate (LIKE, regexp, lists) is evaluated once: count and top hits together,
-        # unless the hits come in index order, when their scan stops at the first `size` matches
-        shared = (size > 0 and any(_EXPENSIVE.search(without_bitmaps(p.where)) for p in plans)
-                  and not _in_index_order(plans, sort, scoring, search_after))
+        # an expensive predicate (LIKE, regexp, lists) is evaluated once: count and top hits together
+        # (hits in index order would stop at the tenth match, but a rare pattern, the common case of
+        # an investigation, has no tenth match: measured 18 ms shared against 20 in two scans)
+        shared = size > 0 and any(_EXPENSIVE.search(without_bitmaps(p.where)) for p in plans)
         counted: list[int] = []
         hit_plans = plans
         if bits is not None and _in_index_order(plans, sort, scoring, search_after):
