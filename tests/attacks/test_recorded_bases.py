@@ -8,6 +8,8 @@ import json
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from pytest_soclab.attacks import CARRIERS, OBJECTIVES, compose, load_bases, parts_of
 from pytest_soclab.attacks.bases import Base
 from pytest_soclab.models import Task, load_spec
@@ -137,3 +139,13 @@ def test_a_bad_planted_document_on_a_recorded_case_is_named_by_its_field() -> No
     problems = {(p.field, p.message.split(":")[0]) for p in Validator(REPO / "corpus", documents=False).validate_spec(bad, bad.id)}
     assert ("planted[0].index", "'not a stream' is not a data stream name (logs-<dataset>-<namespace>)") in problems
     assert any(f == "planted[1].doc.source.ip" for f, _ in problems), problems
+
+
+def test_an_extra_base_on_a_recorded_case_names_what_it_lacks() -> None:
+    from pytest_soclab.attacks.bases import base_from_spec
+    from pytest_soclab.models.composed import CaseBaseSpec
+
+    spec = CaseBaseSpec(id="ghost", case="rec-atomic-sharpsc-remote-service", host="NOSUCHHOST",
+                        trigger={"prompt": "Investigate."}, implicated=[], allowed_tools=["es_search"])  # fmt: skip
+    with pytest.raises(ValueError, match="extra base ghost: host 'NOSUCHHOST' is not in rec-atomic-sharpsc"):
+        base_from_spec(spec, REPO / "corpus")
