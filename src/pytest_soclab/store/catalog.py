@@ -11,9 +11,9 @@ from .mappings import FieldDef
 from .sqlutil import ident
 
 CATALOG_TABLE = "__soclab_catalog"
-FORMAT_VERSION = 5  # 2: fields mapped without values ("mapped"); 3: token tables of text fields ("tokens");
+FORMAT_VERSION = 6  # 2: fields mapped without values ("mapped"); 3: token tables of text fields ("tokens");
 # 4: stored sources of wide indices ("source"), fields differing only in case in columns of their own ("name");
-# 5: postings with the next token, bitmaps of frequent terms
+# 5: postings with the next token, bitmaps of frequent terms; 6: term dictionaries of wildcard fields ("terms")
 
 # Elasticsearch's data stream naming scheme: <type>-<dataset>-<namespace>.
 _DATA_STREAM = re.compile(r"^(logs|metrics|traces|synthetics|profiling)-[^-]+(-[^-]+)?-[^-]+$")
@@ -95,6 +95,8 @@ class IndexInfo:
     mapped: dict[str, FieldDef] = field(default_factory=dict)
     # text column -> its index tables (store/tokens.py)
     tokens: dict[str, TextIndexInfo] = field(default_factory=dict)
+    # wildcard column -> its term dictionary table (store/terms.py)
+    terms: dict[str, str] = field(default_factory=dict)
     # table of (d, src): each document's rendered `_source`, for wide indices (store/sources.py)
     source: str = ""
 
@@ -150,6 +152,7 @@ class IndexInfo:
                        for p, c in self.fields.items()},
             "mapped": {p: d.to_json() for p, d in self.mapped.items()},
             "tokens": {p: t.to_json() for p, t in self.tokens.items()},
+            "terms": dict(self.terms),
             "source": self.source,
         }
 
@@ -171,6 +174,7 @@ class IndexInfo:
             mapped={p: FieldDef.from_json(d) for p, d in obj.get("mapped", {}).items()},
             tokens={p: t for p, t in ((p, TextIndexInfo.from_json(v)) for p, v in obj.get("tokens", {}).items())
                     if t is not None},
+            terms={str(p): str(t) for p, t in obj.get("terms", {}).items()},
             source=str(obj.get("source", "")),
         )
 

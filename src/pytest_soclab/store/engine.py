@@ -25,6 +25,7 @@ from .layout import DOC_COL, ID_COL, int_to_ip, ip_to_int
 from .limits import STORE_MEMORY_LIMIT
 from .mappings import MappingSet
 from .sqlutil import ident, literal
+from .terms import TermDict
 from .tokens import TextIndex
 
 # ---------------------------------------------------------------------------- per-process base cache
@@ -221,6 +222,13 @@ class Engine:
             for path, t in index.tokens.items()
         }
 
+    def term_relations(self, index: IndexInfo) -> dict[str, TermDict]:
+        """Wildcard column -> its term dictionary here (none under overlay documents)."""
+        prefix = self._prefix(index) if index.terms else None
+        if prefix is None:
+            return {}
+        return {path: TermDict(prefix + ident(t), index.count, self.bitmap) for path, t in index.terms.items()}
+
     def bitmap(self, sql: str) -> bytes | None:
         """The BLOB `sql` selects (a term's bitmap, store/tokens.py), kept for the engine's life
         and its forks' (the store is read-only), up to BITMAP_CACHE_BYTES."""
@@ -351,6 +359,7 @@ def build_into(
 ) -> Catalog:
     from .build import write_index
     from .sources import build_source_table
+    from .terms import build_term_tables
     from .tokens import build_token_tables
 
     catalog = Catalog()
@@ -358,6 +367,7 @@ def build_into(
         ds = builder.mapping.data_stream
         info = catalog.indices[name] = write_index(con, builder, f"t{n}", data_stream=ds)
         info.tokens = build_token_tables(con, info)
+        info.terms = build_term_tables(con, info)
         info.source = build_source_table(con, info)
     _estimate_sizes(con, catalog)
     con.execute(f"CREATE TABLE {ident(CATALOG_TABLE)} (json VARCHAR)")

@@ -140,17 +140,17 @@ def build_token_tables(con: duckdb.DuckDBPyConnection, info: IndexInfo) -> dict[
     return out
 
 
-def _test(index: TextIndex, select: str) -> tuple[str, Bits]:
-    """SQL testing each document against the bitmap `select` makes, fetched now and written into
-    the query as a constant (a subquery there would be planned as a nested-loop join: 39 ms against
-    5 to count a phrase's 10k documents among 450k); and the bitmap itself."""
-    blob = index.fetch(f"SELECT ({select})::BLOB")
-    bits = Bits.from_blob(index.docs, blob)
+def bitmap_test(docs: int, fetch: Callable[[str], bytes | None], select: str) -> tuple[str, Bits]:
+    """SQL testing each of `docs` documents against the bitmap `select` makes, fetched now and
+    written into the query as a constant (a subquery there would be planned as a nested-loop join:
+    39 ms against 5 to count a phrase's 10k documents among 450k); and the bitmap itself."""
+    blob = fetch(f"SELECT ({select})::BLOB")
+    bits = Bits.from_blob(docs, blob)
     if not blob:
         return "FALSE", bits  # the term is in no document
     # a BIT of n bits cast to BLOB is left-padded to whole bytes; cast back, bit i of it is bit
     # i + pad of the BLOB's bits
-    pad = len(blob) * 8 - index.docs
+    pad = len(blob) * 8 - docs
     doc = f"({ident(DOC_COL)} + {pad})::INTEGER" if pad else f"{ident(DOC_COL)}::INTEGER"
     return f"(get_bit(from_base64('{base64.b64encode(blob).decode()}')::BIT, {doc}) = 1)", bits
 
@@ -172,8 +172,9 @@ def token_pred(index: TextIndex, token: str) -> tuple[str, Bits | None]:
     if index.docs <= 0:
         return "FALSE", None
     if token in index.frequent:
-        return _test(index, f"SELECT bits FROM {index.bitmaps} WHERE tok = {string(token)}")
-    return _test(index, _aggregated(index, f"{index.postings} AS __a0 WHERE __a0.tok = {string(token)}"))
+        return bitmap_test(index.docs, index.fetch, f"SELECT bits FROM {index.bitmaps} WHERE tok = {string(token)}")
+    postings = f"{index.postings} AS __a0 WHERE __a0.tok = {string(token)}"
+    return bitmap_test(index.docs, index.fetch, _aggregated(index, postings))
 
 
 def phrase_pred(index: TextIndex, tokens: list[str], slop: int) -> tuple[str, Bits | None]:
@@ -193,7 +194,7 @@ def phrase_pred(index: TextIndex, tokens: list[str], slop: int) -> tuple[str, Bi
         joins = [f"JOIN {rel} AS __a{i} ON __a{i}.d = __a0.d AND __a{i}.p > __a{i - 1}.p "
                  f"AND __a{i}.p <= __a{i - 1}.p + {1 + slop}" for i in range(1, len(tokens))]  # fmt: skip
         where = " AND ".join(f"__a{i}.tok = {string(t)}" for i, t in enumerate(tokens))
-    return _test(index, _aggregated(index, f"{rel} AS __a0 {' '.join(joins)} WHERE {where}"))
+    return bitmap_test(index.docs, index.fetch, _aggregated(index, f"{rel} AS __a0 {' '.join(joins)} WHERE {where}"))
 
 
 def all_of(parts: list[Bits | None]) -> Bits | None:

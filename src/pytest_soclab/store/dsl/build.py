@@ -11,6 +11,7 @@ from typing import Any
 
 from ..catalog import FieldRef, IndexInfo
 from ..limits import MAX_CLAUSE_COUNT, too_many_clauses
+from ..terms import TermDict
 from ..tokens import Bits, TextIndex
 from .errors import EsError, parsing_exception, shard_failure
 
@@ -35,6 +36,8 @@ class Ctx:
     clauses: int = 0  # queries compiled so far (indices.query.bool.max_clause_count)
     # text column -> its index in this engine (store/tokens.py); empty: test the text itself
     tokens: dict[str, TextIndex] = field(default_factory=dict)
+    # wildcard column -> its term dictionary in this engine (store/terms.py)
+    terms: dict[str, TermDict] = field(default_factory=dict)
 
     def fail(self, type_: str, reason: str) -> EsError:
         return shard_failure(self.info.concrete, type_, reason)

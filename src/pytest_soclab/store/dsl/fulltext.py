@@ -86,7 +86,8 @@ def phrase_one(ref: FieldRef, query: Any, ctx: Ctx, boost: float, slop: int, pre
         longest = max(tokens, key=len)
         return scored(any_value(ref, lambda x: text.match_sql(x, pattern, longest)), boost)
     if prefix and (is_keyword(ref)):
-        return scored(prefix_pred(ref, as_string(query), False, ctx), boost)
+        where, bits = prefix_pred(ref, as_string(query), False, ctx)
+        return scored(where, boost, bits)
     try:
         return scored(equals(ref, [query], ctx), boost)
     except EsError:
@@ -112,7 +113,8 @@ def match_bool_prefix_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
     if ref is None:
         return Compiled(FALSE, "0.0")
     if not is_text(ref):
-        return scored(prefix_pred(ref, as_string(opts["query"]), False, ctx), boost_of(opts))
+        where, bits = prefix_pred(ref, as_string(opts["query"]), False, ctx)
+        return scored(where, boost_of(opts), bits)
     tokens = text.tokenize(as_string(opts["query"]))
     if not tokens:
         return Compiled(FALSE, "0.0")

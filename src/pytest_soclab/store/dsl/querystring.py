@@ -22,7 +22,7 @@ from .build import (
 from .errors import EsError, parsing_exception
 from .fulltext import field_specs, match_one, phrase_one
 from .lucene_regex import to_re2
-from .termlevel import equals, prefix_pred, range_literal, wildcard_pred
+from .termlevel import equals, keyword_values, prefix_pred, range_literal, wildcard_pred
 
 MUST, SHOULD, MUST_NOT = "must", "should", "must_not"
 
@@ -424,28 +424,32 @@ class _Compiler:
         if t.kind == "phrase":
             c = phrase_one(ref, t.value, self.ctx, 1.0, int(t.extra.get("slop", 0)), False)
             return c.where, c.bits
+        if t.kind == "wildcard":
+            return self._wildcard(ref, t.value)
+        if t.kind == "regexp" and ref.type in KEYWORD_TYPES:
+            pattern = to_re2(t.value)
+            return keyword_values(ref, self.ctx, lambda x: f"regexp_full_match({x}, {string(pattern)})")
         return self._other(ref, t), None
+
+    def _wildcard(self, ref: FieldRef, value: str) -> tuple[str, Bits | None]:
+        ctx = self.ctx
+        if not self.leading and value[:1] in "*?":
+            raise parsing_exception(f"Failed to parse query: leading wildcard is not allowed [{value}]")
+        if ref.type in TEXT_TYPES:
+            return wildcard_pred(ref, value.lower(), False, ctx)
+        if ref.type in KEYWORD_TYPES or ref.column == "_id":
+            if value.endswith("*") and not _has_wildcard(value[:-1]):
+                return prefix_pred(ref, _unescape(value[:-1]), False, ctx)
+            return wildcard_pred(ref, value, False, ctx)
+        raise parsing_exception(f"Can only use wildcard queries on keyword and text fields - not on [{ref.name}]")
 
     def _other(self, ref: FieldRef, t: Term) -> str:
         ctx = self.ctx
-        if t.kind == "wildcard":
-            value = t.value
-            if not self.leading and value[:1] in "*?":
-                raise parsing_exception(f"Failed to parse query: leading wildcard is not allowed [{value}]")
-            if ref.type in TEXT_TYPES:
-                return wildcard_pred(ref, value.lower(), False, ctx)
-            if ref.type in KEYWORD_TYPES or ref.column == "_id":
-                if value.endswith("*") and not _has_wildcard(value[:-1]):
-                    return prefix_pred(ref, _unescape(value[:-1]), False, ctx)
-                return wildcard_pred(ref, value, False, ctx)
-            raise parsing_exception(f"Can only use wildcard queries on keyword and text fields - not on [{ref.name}]")
         if t.kind == "regexp":
             pattern = to_re2(t.value)
             if ref.type in TEXT_TYPES:
                 full = text.LEFT + "(?:" + pattern + ")" + text.RIGHT
                 return any_value(ref, lambda x: text.match_sql(x, full))
-            if ref.type in KEYWORD_TYPES:
-                return any_value(ref, lambda x: f"regexp_full_match({x}, {string(pattern)})")
             raise parsing_exception(f"Can only use regexp queries on keyword and text fields - not on [{ref.name}]")
         if t.kind == "fuzzy":
             if ref.type not in KEYWORD_TYPES:

@@ -13,7 +13,9 @@ from ..catalog import FieldRef
 from ..datefmt import DateFormatError, parse_timezone
 from ..layout import cidr_range, ip_to_int
 from ..mappings import DATE_TYPES, FLOAT_TYPES, INTEGER_TYPES
+from .. import terms as terms_mod
 from ..sqlutil import glob_sql, ident, in_values, literal, string
+from ..tokens import Bits
 from . import text
 from .build import (
     FALSE, TRUE, Compiled, Ctx, any_value, boost_of, check_keys, col_sql, expand_fields, field_body,
@@ -245,7 +247,7 @@ def range_literal(ref: FieldRef, value: Any, ctx: Ctx, *, is_lower: bool, inclus
 
 
 def _pattern_query(kind: str, body: Any, ctx: Ctx, keys: set[str], on_index: Callable[[str, set[str]], bool],
-                   pred: Callable[[FieldRef, str, bool, Ctx], str]) -> Compiled:  # fmt: skip
+                   pred: Callable[[FieldRef, str, bool, Ctx], tuple[str, Bits | None]]) -> Compiled:  # fmt: skip
     """The frame prefix and wildcard share: options, `_index` matched against the index's own names
     with `on_index(value, names)`, an unmapped field matching nothing, else `pred` on the field."""
     name, opts = field_body(kind, body)
@@ -257,7 +259,8 @@ def _pattern_query(kind: str, body: Any, ctx: Ctx, keys: set[str], on_index: Cal
     ref = resolve_field(ctx, name)
     if ref is None:
         return Compiled(FALSE, "0.0")
-    return scored(pred(ref, value, ci, ctx), boost_of(opts))
+    where, bits = pred(ref, value, ci, ctx)
+    return scored(where, boost_of(opts), bits)
 
 
 def prefix_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
@@ -281,15 +284,24 @@ def _is_text_not_keyword(kind: str, ref: FieldRef, ctx: Ctx) -> bool:
     )
 
 
-def prefix_pred(ref: FieldRef, value: str, ci: bool, ctx: Ctx) -> str:
+def keyword_values(ref: FieldRef, ctx: Ctx, per_value: Callable[[str], str]) -> tuple[str, Bits | None]:
+    """SQL: some value of the keyword field `ref` satisfies `per_value`; and, on a field with a
+    term dictionary (store/terms.py), the documents that have such a value."""
+    terms = ctx.terms.get(ref.column) if ref.column and ref.column == ref.name else None
+    if terms is None:
+        return any_value(ref, per_value), None
+    return terms_mod.values_pred(terms, per_value)
+
+
+def prefix_pred(ref: FieldRef, value: str, ci: bool, ctx: Ctx) -> tuple[str, Bits | None]:
     if _is_text_not_keyword("prefix", ref, ctx):
         v = value.lower() if ci else value
         if v != v.lower():
-            return FALSE
-        return any_value(ref, lambda x: text.match_sql(x, text.prefix_regex(v), v))
+            return FALSE, None
+        return any_value(ref, lambda x: text.match_sql(x, text.prefix_regex(v), v)), None
     if ci:
-        return any_value(ref, lambda x: f"starts_with(lower({x}), {string(value.lower())})")
-    return any_value(ref, lambda x: f"starts_with({x}, {string(value)})")
+        return keyword_values(ref, ctx, lambda x: f"starts_with(lower({x}), {string(value.lower())})")
+    return keyword_values(ref, ctx, lambda x: f"starts_with({x}, {string(value)})")
 
 
 def wildcard_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
@@ -301,12 +313,12 @@ def _index_glob(value: str, names: set[str]) -> bool:
     return any(rx.match(n) for n in names)
 
 
-def wildcard_pred(ref: FieldRef, value: str, ci: bool, ctx: Ctx) -> str:
+def wildcard_pred(ref: FieldRef, value: str, ci: bool, ctx: Ctx) -> tuple[str, Bits | None]:
     if _is_text_not_keyword("wildcard", ref, ctx):
         v = value.lower() if ci else value
         lit = max((p for p in v.replace("?", "*").split("*")), key=len, default="")
-        return any_value(ref, lambda x: text.match_sql(x, text.wildcard_token_regex(v), lit or None))
-    return any_value(ref, lambda x: glob_sql(x, value, ci))
+        return any_value(ref, lambda x: text.match_sql(x, text.wildcard_token_regex(v), lit or None)), None
+    return keyword_values(ref, ctx, lambda x: glob_sql(x, value, ci))
 
 
 def regexp_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
@@ -321,7 +333,8 @@ def regexp_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
     if _is_text_not_keyword("regexp", ref, ctx):
         full = text.LEFT + "(?:" + pattern + ")" + text.RIGHT
         return scored(any_value(ref, lambda x: text.match_sql(x, full)), boost_of(opts))
-    return scored(any_value(ref, lambda x: f"regexp_full_match({x}, {string(pattern)})"), boost_of(opts))
+    where, bits = keyword_values(ref, ctx, lambda x: f"regexp_full_match({x}, {string(pattern)})")
+    return scored(where, boost_of(opts), bits)
 
 
 def fuzzy_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
@@ -336,5 +349,7 @@ def fuzzy_query(body: Any, ctx: Ctx, scoring: bool) -> Compiled:
     dist = fuzziness(opts.get("fuzziness", "AUTO"), value)
     plen = int(opts.get("prefix_length", 0))
     pre = f" AND starts_with({{x}}, {string(value[:plen])})" if plen else ""
-    where = any_value(ref, lambda x: f"damerau_levenshtein({x}, {string(value)}) <= {dist}" + pre.format(x=x))
-    return scored(where, boost_of(opts))
+    where, bits = keyword_values(
+        ref, ctx, lambda x: f"damerau_levenshtein({x}, {string(value)}) <= {dist}" + pre.format(x=x)
+    )
+    return scored(where, boost_of(opts), bits)
