@@ -24,6 +24,14 @@ def test_explain_names_each_checkpoint_and_line() -> None:
     assert got["  over_reaction_penalty: Kill or remove mdatp / wdavdaemon"].strip() == (
         "-> kill_process(process=['mdatp*', 'wdavdaemon*']) or delete_file(path=['*mdatp*', '*wdavdaemon*'])")
     assert "neither required nor penalised" in got["  required: Patch or upgrade log4j / disable JNDI lookups"]
+    # a conclusion checkpoint counts only with one of the attack's own entities named (rules.anchor)
+    starts = [n for n, line in enumerate(lines) if line.startswith("  ") and not line.startswith("    ")]
+    for i, cp in enumerate(t.scoring.checkpoints):
+        at = lines.index(next(line for line in lines if line.startswith(f"  checkpoint {i} ")))
+        shown = lines[at + 1:min(n for n in starts if n > at)]
+        anchored = any("only when the report names one of, as retrieved:" in line for line in shown)
+        assert anchored == (cp.dim == "conclusion_accuracy"), (lines[at], shown)
+    assert any(cp.dim == "conclusion_accuracy" for cp in t.scoring.checkpoints)
 
 
 def test_explain_uses_the_estate_names_it_is_given() -> None:

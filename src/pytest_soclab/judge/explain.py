@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_soclab.judge.derive import catalog, derive
+from pytest_soclab.judge.grounding import Retrieved
 from pytest_soclab.judge.plain import read_line, short_label
-from pytest_soclab.judge.rules import _RESTRAINT_WORDS, related_refs, vocabulary
+from pytest_soclab.judge.rules import _RESTRAINT_WORDS, attack_entities, related_refs, vocabulary
 from pytest_soclab.models import Expect, Task
 
 
@@ -35,6 +36,8 @@ def explain_task(task: Task, hosts: Sequence[str] = (), users: Sequence[str] = (
     er = task.expected_response
     out = [f"{task.id} ({task.source_case}): {task.title}"]
     required = list(er.required_actions) or [r for x in er.required for r in read_line(x, vocab).refs]
+    # the verdict's anchors (rules.anchor); an implicated host's IPs, known from a retrieval, count too
+    anchors = sorted(attack_entities(task, Retrieved([], ""))[0])
     for i, cp in enumerate(task.scoring.checkpoints):
         out.append(f"  checkpoint {i} [{cp.dim}, {cp.points:g}]: {cp.check}")
         if cp.expect is not None and cp.dim != "response_restraint":
@@ -56,6 +59,8 @@ def explain_task(task: Task, hosts: Sequence[str] = (), users: Sequence[str] = (
             out.append(f"    -> {d.how}: {items}")
             if d.forbid:
                 out.append(f"    -> decoys (named as implicated: -50 % each): {', '.join(d.forbid)}")
+        if cp.dim == "conclusion_accuracy" and anchors:
+            out.append(f"    -> only when the report names one of, as retrieved: {', '.join(anchors)}")
     for name, lines, machine in (("required", er.required, er.required_actions),
                                  ("over_reaction_penalty", er.over_reaction_penalty, er.penalized_actions)):
         if machine:

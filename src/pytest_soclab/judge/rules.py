@@ -9,6 +9,8 @@ Per checkpoint:
 - evidence, correlation and conclusion points are multiplied by the report's precision factor (how
   much it names outside the answer: keyword stuffing and pasted results collapse it), and each decoy
   named as implicated subtracts;
+- conclusion points need the report to name one of the attack's entities (answer-key host, address
+  or IOC) that the agent retrieved: a verdict about none of them scores 0;
 - response_restraint: the required containment present (recommended or attempted), minus each
   over-reaction (recommended 25 %, attempted 25 %, executed 50 %, executed destructive 100 % of the
   checkpoint's points);
@@ -64,6 +66,7 @@ class Precision:
 
     matched: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
+    invented: int = 0  # of `wrong`, those in none of the agent's results (counted twice)
     factor: float = 1.0
     wrong_hosts: list[str] = field(default_factory=list)  # hosts named as involved that the answer does not implicate
     host_factor: float = 1.0
@@ -76,8 +79,9 @@ class Precision:
             return (f"precision x{self.factor:.2f}: names {len(self.wrong_hosts)} hosts the answer does not "
                     f"implicate (e.g. {eg})")
         eg = ", ".join(self.wrong[:4])
+        invented = f", {self.invented} of them in none of its results" if self.invented else ""
         return (f"precision x{self.factor:.2f}: names {len(self.wrong)} hosts/IPs/paths outside the answer"
-                f" (e.g. {eg}) against {len(self.matched)} in it")
+                f"{invented} (e.g. {eg}) against {len(self.matched)} in it")
 
 
 def _same(named: str, truth: str) -> bool:
@@ -121,15 +125,17 @@ def precision(rt: ReportText, retrieved: Retrieved, cat: Catalog, known: str) ->
             continue  # a prefix of an answer path, or given by the trigger: neutral
         else:
             wrong.setdefault(e.lower(), e)
-    # Hosts are matched case-insensitively: a host and its IP both count once each.
-    factor = _factor(len(wrong), len(matched))
+    # Hosts are matched case-insensitively: a host and its IP both count once each. A name the
+    # agent never retrieved is invented (another estate's, or made up): it counts twice.
+    invented = sum(1 for e in wrong.values() if not retrieved.grounded(e))
+    factor = _factor(len(wrong) + invented, len(matched))
     wrong_hosts: list[str] = []
     host_factor = 1.0
     if implicated:
         by_name = {h.lower(): h for h in hosts_named}
         wrong_hosts = sorted(h for k, h in by_name.items() if k not in implicated and not contains(known, h))
         host_factor = _factor(len(wrong_hosts), len(implicated & set(by_name)))
-    return Precision(sorted(matched), sorted(wrong.values(), key=str.lower), min(factor, host_factor),
+    return Precision(sorted(matched), sorted(wrong.values(), key=str.lower), invented, min(factor, host_factor),
                      wrong_hosts, host_factor)
 
 
@@ -351,9 +357,27 @@ def _decoys(forbid: Sequence[str], ctx: Context) -> list[str]:
     return [f for f in forbid if f.strip() and ctx.rt.asserts(f)]
 
 
+def anchor(ctx: Context) -> tuple[bool, str]:
+    """Whether the report names one of the incident's own entities: an attack's host, address or
+    indicator of the answer key, reported as a finding and in the agent's retrieved results. A
+    verdict that names none of them is not about this incident (a memorised story told over
+    another estate's names), however right its category. A benign case has none to name."""
+    for x in sorted(ctx.attack_exact):
+        if ctx.retrieved.grounded(x) and reported(x, ctx)[0]:
+            return True, ""
+    if not ctx.attack_exact:
+        return True, ""
+    return False, "names none of the incident's hosts, addresses or indicators it retrieved: verdict unanchored"
+
+
 def _finish(cp: Checkpoint, i: int, fraction: float, notes: list[str], ctx: Context,
             forbid: Sequence[str] = (), apply_precision: bool = True) -> CheckpointVerdict:
     factor = ctx.precision.factor if apply_precision else 1.0
+    if cp.dim == "conclusion_accuracy" and fraction > 0:
+        anchored, why = anchor(ctx)
+        if not anchored:
+            fraction = 0.0
+            notes.insert(0, why)
     decoys = _decoys(forbid, ctx)
     penalty = DECOY_PENALTY * cp.points * len(decoys)
     awarded = max(0.0, cp.points * fraction * factor - penalty)

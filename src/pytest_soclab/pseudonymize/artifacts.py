@@ -26,13 +26,16 @@ from pytest_soclab.pseudonymize.names import learnable
 
 # Fields that hold one path or one file name each (ECS; Sysmon's through the Windows integration).
 PATH_FIELDS = ("file.path", "file.name", "process.executable", "process.name", "process.parent.executable",
-               "process.parent.name", "dll.path")  # fmt: skip
+               "process.parent.name", "process.working_directory", "dll.path")  # fmt: skip
 # Fields of free text whose paths count too (a file only named in a command: `tar czf /tmp/.x/a.tgz`).
 TEXT_FIELDS = ("process.command_line", "process.args")
 
 _UNIX_PATH = re.compile(r"(?<![\w/.~-])(?:~|/)[\w.@%+=,~-]*(?:/[\w.@%+=,~-]+)+")
 _WIN_PATH = re.compile(r"(?<![\w])[A-Za-z]:\\[^\s\"'|<>*?]+")
 _STEM = re.compile(r"^\.?([^.]+)")
+# a made-up name with a random suffix, as build and temporary directories get them
+# (`requests-toolbelt-ng_8c1f` for the package `requests-toolbelt-ng`): group 1 is the name
+_RANDOM_SUFFIX = re.compile(r"^(.+?)[-_](?=[0-9a-f]*\d)[0-9a-f]{4,}$")
 
 WRITABLE_UNIX = ("/tmp/", "/var/tmp/", "/dev/shm/", "/home/", "/root/", "~/", "/run/user/")
 WRITABLE_WINDOWS = ("\\temp\\", "\\tmp\\", "\\downloads\\", "\\appdata\\", "\\programdata\\", "\\users\\public\\",
@@ -73,6 +76,14 @@ def _made_up(name: str) -> bool:
     return name.startswith(".") or any(c.isdigit() or c in "-_" for c in stem)
 
 
+def _hidden_letter(name: str) -> str | None:
+    """A hidden file named by one letter or digit (`.k`, `.s.sql`): too short to be replaced as a
+    word (every `k` of a text would change), so it is learned with its dot, as `.k`, and replaced
+    only where a word starts with that dot (pseudonymize/text.py)."""
+    stem = _stem(name)
+    return "." + stem.lower() if name.startswith(".") and len(stem) == 1 and stem.isalnum() else None
+
+
 def path_names(path: str) -> Iterator[str]:
     """The made-up names of one path in a writable place: its file's stem, its hidden directories'."""
     windows = "\\" in path
@@ -87,11 +98,16 @@ def path_names(path: str) -> Iterator[str]:
     if not writable:
         return
     last = parts[-1].split("?", 1)[0]
-    if _made_up(last):
-        yield _stem(last)
-    for part in parts[1:-1]:
-        if part.startswith(".") and _made_up(part):
+    for i, part in enumerate([*parts[1:-1], last]):
+        if i < len(parts) - 2 and not part.startswith("."):
+            continue  # a directory counts when hidden
+        if _made_up(part):
             yield _stem(part)
+            named = _RANDOM_SUFFIX.match(_stem(part))
+            if named and _made_up(named.group(1)):
+                yield named.group(1)
+        elif (hidden := _hidden_letter(part)) is not None:
+            yield hidden
 
 
 def _strings(value: Any) -> Iterable[str]:

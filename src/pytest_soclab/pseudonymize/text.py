@@ -111,6 +111,9 @@ _SSH_FAMILY = re.compile(
     r"(?i)(?:^|[\s/\\\"'])(?:ssh|scp|sftp|rsync|ssh-copy-id|sshpass|plink|pscp|mosh)(?:\.exe)?\b"
 )
 _PROBE_WORDS = re.compile(r"\w(?:[\w.-]*\w)?")
+# a one-letter hidden file name at the start of a run (`.k`, `.s.sql`): group 1 is `.k`
+_HIDDEN = re.compile(r"(\.[^\W_])(?![\w-])")
+_HIDDEN_WORDS = re.compile(r"(?<![\w.-])\.[^\W_](?![\w-])")
 _SEP_SPLIT = re.compile(r"([-_])")
 _NOT_HOME_USERS = frozenset({"public", "default", "default user", "all users", "shared", "defaultapppool"})
 
@@ -199,7 +202,10 @@ class TextPseudonymizer:
         return "".join(self._scan(s[a:b]) for a, b in zip(cuts, cuts[1:]))
 
     def _run(self, r: str) -> str:
-        if _PLAIN_WORD.fullmatch(r) and not _MAYBE_SPECIAL.search(r):
+        if r[:1] == "." and (hidden := _HIDDEN.match(r)) and hidden.group(1).lower() in self.names.known.bare:
+            # a one-letter hidden file learned with its dot (pseudonymize/artifacts.py): `.k`, `.s.sql.gz`
+            out = "." + self.names.pseudonym(hidden.group(1).lower()) + r[hidden.end(1):]
+        elif _PLAIN_WORD.fullmatch(r) and not _MAYBE_SPECIAL.search(r):
             out = self.names.word(r)
         else:
             out = _TEXT.sub(self._sub_text, r)
@@ -333,6 +339,9 @@ class TextPseudonymizer:
     def _probe_words(self, s: str) -> None:
         """Words of the text that earlier runs learned as names (see KnownNames.probe)."""
         probe = self.names.known.probe
+        if "." in s:
+            for hidden in _HIDDEN_WORDS.findall(s.lower()):
+                probe(hidden)
         for word in _PROBE_WORDS.findall(s.lower()):
             probe(word)
             if "." in word:
