@@ -139,7 +139,7 @@ def test_replaying_variant_0_scores_little_on_variant_1(
     # Benign tasks are left out: their answer ("the scheduled update, take no action") is made of
     # names the system ships, which a variant keeps, and the replayed queries find them again.
     intrusions = {tid: v for tid, v in scores.items() if not _benign(tid)}
-    # Measured: 0-6 per task, mean 2.2 (22-36 before the intruder's file names were re-keyed; 3-19.8
+    # Measured: 0-6 per task, mean 2.5 (22-36 before the intruder's file names were re-keyed; 3-19.8
     # before one-letter hidden files and suffixed package names were, a verdict had to name one of
     # the incident's own entities, and names in none of the agent's results counted twice). What is
     # left is restraint: the replay destroyed nothing.
