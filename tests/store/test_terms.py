@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_soclab.store import EmbeddedBackend, build_database
+from pytest_soclab.store.catalog import IndexInfo
+from pytest_soclab.errors import EsError
 from pytest_soclab.store.engine import Engine
 
 PARTS = ["cmd.exe", "/c", "powershell", "-enc", "C:\\Windows\\Temp\\", "tmp", "TMP", "x?y", "a*b", "100%", "_", " ", "\\"]
@@ -135,6 +137,32 @@ def test_a_pattern_query_counts_its_hits_from_the_dictionary(store: EmbeddedBack
     assert res["hits"]["total"]["value"] > 0
     assert any("__terms" in s for s in seen)
     assert not any("contains(\"process.command_line\"" in s for s in seen)
+
+
+@pytest.mark.parametrize(("query", "kind"), [
+    ({"regexp": {"process.command_line": "[unclosed"}}, "illegal_argument_exception"),
+    ({"fuzzy": {"process.command_line": {"value": "tmp", "fuzziness": "x"}}}, "parsing_exception"),
+    ({"wildcard": {"process.command_line": {"value": "*tmp*", "bogus": 1}}}, "parsing_exception"),
+])  # fmt: skip
+def test_a_bad_pattern_query_fails_as_elasticsearch_does(store: EmbeddedBackend, query: dict[str, Any], kind: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The same error with or without the dictionary, and the store answers the next query."""
+    for hidden in (False, True):
+        with monkeypatch.context() as m:
+            if hidden:
+                m.setattr(Engine, "term_relations", lambda self, info: {})
+            with pytest.raises(EsError) as err:
+                store.es_search("logs-w", {"query": query})
+        assert err.value.type == kind and err.value.status == 400
+    assert store.es_search("logs-w", {"query": {"wildcard": {"process.command_line": "*tmp*"}}})["hits"]["total"]
+
+
+def test_a_store_of_an_older_format_has_no_dictionaries() -> None:
+    """A catalog written before the dictionaries (format 5) reads as none: its wildcards scan."""
+    old = {"name": "logs-w", "kind": "index", "backing": None, "table": "t0", "count": 3, "fields": {}}
+    assert IndexInfo.from_json(old).terms == {}
+    assert IndexInfo.from_json({**old, "terms": {"process.command_line": "t0__terms0"}}).terms == {
+        "process.command_line": "t0__terms0"}
 
 
 def test_overlaid_documents_are_tested_by_the_scan(tmp_path: Path) -> None:

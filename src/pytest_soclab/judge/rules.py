@@ -159,6 +159,7 @@ class Context:
     process_names: ProcessNames = field(default_factory=dict)  # (host, pid) -> names (Retrieved.process_names)
     attack_exact: frozenset[str] = frozenset()  # the attack's hosts, IPs and IOCs (lowercase): see attack_entity
     attack_texts: tuple[str, ...] = ()  # IOCs, key evidence and root-cause artifacts of an attack
+    anchored: tuple[bool, str] = (True, "")  # the report names the incident's own entities (see anchor)
 
 
 def supporting_retrieval(task: Task, retrieved: Retrieved, cat: Catalog | None = None) -> tuple[bool, str]:
@@ -200,12 +201,14 @@ def build_context(task: Task, report: AgentReport, calls: Sequence[ToolCall]) ->
     names = retrieved.process_names()
     over = over_reactions(penalized, required, rt, calls, scope, retrieved.hosts(), names)
     exact, texts = attack_entities(task, retrieved)
-    return Context(
+    ctx = Context(
         task=task, report=report, calls=calls, rt=rt, retrieved=retrieved, cat=cat, known=known,
         support=support, support_note=note, precision=precision(rt, retrieved, cat, known),
         required=required, penalized=penalized, required_groups=groups, over=over, link_to=truth_entities, process_names=names,
         attack_exact=exact, attack_texts=texts,
     )
+    ctx.anchored = anchor(ctx)
+    return ctx
 
 
 _ACCOUNT_IN_KEY = re.compile(
@@ -374,7 +377,7 @@ def _finish(cp: Checkpoint, i: int, fraction: float, notes: list[str], ctx: Cont
             forbid: Sequence[str] = (), apply_precision: bool = True) -> CheckpointVerdict:
     factor = ctx.precision.factor if apply_precision else 1.0
     if cp.dim == "conclusion_accuracy" and fraction > 0:
-        anchored, why = anchor(ctx)
+        anchored, why = ctx.anchored
         if not anchored:
             fraction = 0.0
             notes.insert(0, why)

@@ -98,9 +98,7 @@ def path_names(path: str) -> Iterator[str]:
     if not writable:
         return
     last = parts[-1].split("?", 1)[0]
-    for i, part in enumerate([*parts[1:-1], last]):
-        if i < len(parts) - 2 and not part.startswith("."):
-            continue  # a directory counts when hidden
+    for part in [*(d for d in parts[1:-1] if d.startswith(".")), last]:  # hidden directories, the file
         if _made_up(part):
             yield _stem(part)
             named = _RANDOM_SUFFIX.match(_stem(part))

@@ -172,9 +172,10 @@ def token_pred(index: TextIndex, token: str) -> tuple[str, Bits | None]:
     if index.docs <= 0:
         return "FALSE", None
     if token in index.frequent:
-        return bitmap_test(index.docs, index.fetch, f"SELECT bits FROM {index.bitmaps} WHERE tok = {string(token)}")
-    postings = f"{index.postings} AS __a0 WHERE __a0.tok = {string(token)}"
-    return bitmap_test(index.docs, index.fetch, _aggregated(index, postings))
+        select = f"SELECT bits FROM {index.bitmaps} WHERE tok = {string(token)}"
+    else:
+        select = _aggregated(index, f"{index.postings} AS __a0 WHERE __a0.tok = {string(token)}")
+    return bitmap_test(index.docs, index.fetch, select)
 
 
 def phrase_pred(index: TextIndex, tokens: list[str], slop: int) -> tuple[str, Bits | None]:
@@ -194,7 +195,8 @@ def phrase_pred(index: TextIndex, tokens: list[str], slop: int) -> tuple[str, Bi
         joins = [f"JOIN {rel} AS __a{i} ON __a{i}.d = __a0.d AND __a{i}.p > __a{i - 1}.p "
                  f"AND __a{i}.p <= __a{i - 1}.p + {1 + slop}" for i in range(1, len(tokens))]  # fmt: skip
         where = " AND ".join(f"__a{i}.tok = {string(t)}" for i, t in enumerate(tokens))
-    return bitmap_test(index.docs, index.fetch, _aggregated(index, f"{rel} AS __a0 {' '.join(joins)} WHERE {where}"))
+    select = _aggregated(index, f"{rel} AS __a0 {' '.join(joins)} WHERE {where}")
+    return bitmap_test(index.docs, index.fetch, select)
 
 
 def all_of(parts: list[Bits | None]) -> Bits | None:

@@ -7,13 +7,16 @@ import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..catalog import FieldRef, IndexInfo
 from ..limits import MAX_CLAUSE_COUNT, too_many_clauses
 from ..terms import TermDict
 from ..tokens import Bits, TextIndex
 from .errors import EsError, parsing_exception, shard_failure
+
+if TYPE_CHECKING:
+    from ..engine import Engine
 
 
 TRUE = "TRUE"
@@ -41,6 +44,11 @@ class Ctx:
 
     def fail(self, type_: str, reason: str) -> EsError:
         return shard_failure(self.info.concrete, type_, reason)
+
+    @classmethod
+    def of(cls, engine: Engine, info: IndexInfo, now: dt.datetime) -> Ctx:
+        """A context that reads `info`'s indexes in `engine` (text tokens, wildcard dictionaries)."""
+        return cls(info, now, tokens=engine.token_relations(info), terms=engine.term_relations(info))
 
 
 MATCH_ALL = Compiled(TRUE, "1.0")

@@ -122,7 +122,7 @@ def search(engine: Engine, index: str, body: dict[str, Any] | None) -> dict[str,
     now = engine.now()
     plans: list[Plan] = []
     for info in infos:
-        ctx = Ctx(info, now, tokens=engine.token_relations(info), terms=engine.term_relations(info))
+        ctx = Ctx.of(engine, info, now)
         compiled = compile_query(body.get("query"), ctx, scoring)
         where = compiled.where
         plans.append(Plan(info, engine.relation(info), where, compiled.score, ctx, engine.source_relation(info),

@@ -68,12 +68,8 @@ def _const_value(st: State, node: A.Node) -> Any:
     return None
 
 
-def _dsl_ctx(st: State, info: IndexInfo) -> DslCtx:
-    return DslCtx(info, st.engine.now(), tokens=st.engine.token_relations(info), terms=st.engine.term_relations(info))
-
-
 def fulltext_sql(st: State, info: IndexInfo, dsl: Any) -> str:
-    return compile_query(dsl, _dsl_ctx(st, info), False).where
+    return compile_query(dsl, DslCtx.of(st.engine, info, st.engine.now()), False).where
 
 
 def score_sql(st: State, info: IndexInfo, ft: dict[int, tuple[str, Any]]) -> str:
@@ -81,7 +77,7 @@ def score_sql(st: State, info: IndexInfo, ft: dict[int, tuple[str, Any]]) -> str
         return "0.0"
     parts = []
     for _, (_, dsl) in ft.items():
-        c = compile_query(dsl, _dsl_ctx(st, info), True)
+        c = compile_query(dsl, DslCtx.of(st.engine, info, st.engine.now()), True)
         parts.append(f"CASE WHEN {c.where} THEN {c.score} ELSE 0 END")
     return " + ".join(parts)
 
