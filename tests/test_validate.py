@@ -277,3 +277,16 @@ def test_the_examples_of_the_authoring_guide_validate(tmp_path: Path) -> None:
     for block in blocks:
         data = yaml.safe_load(block)
         assert _problems(tmp_path, f"{data['id']}.yaml", data) == []
+
+
+def test_a_recorded_cases_processes_are_not_checked_against_its_case_file(tmp_path: Path) -> None:
+    """Its processes come from the recording when it is built: a pid of the data is no mistake; a host
+    that is in neither still is."""
+    task = json.loads((REPO / "tasks" / "task-24.json").read_text(encoding="utf-8"))
+    task["expected_response"]["penalized_actions"] += [
+        {"tool": "kill_process", "args": {"host": "WORKSTATION5", "pid": 3916}, "description": "Defender"},
+        {"tool": "kill_process", "args": {"host": "NOSUCHHOST", "pid": 1}, "description": "nothing"},
+    ]
+    got = {p.field for p in _problems(tmp_path, "task-24.json", task)}
+    n = len(task["expected_response"]["penalized_actions"])
+    assert got == {f"expected_response.penalized_actions[{n - 1}].args.host"}, got

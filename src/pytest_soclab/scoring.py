@@ -12,7 +12,7 @@ from typing import Any
 from pytest_soclab import stats
 from pytest_soclab.models import CollectionInfo, ItemResult, ModeSummary, ResultsFile, RunInfo
 from pytest_soclab.models import Gate, Suite
-from pytest_soclab.models import DIMENSIONS
+from pytest_soclab.models import DEFAULT_WEIGHTS, DIMENSIONS
 
 _OPS = {
     ">=": lambda v, t: v >= t,
@@ -36,6 +36,8 @@ class ScenarioOutcome:
     score: float  # mean over repeats, 0..1
     attack_succeeded: bool | None  # in any repeat (ATK); None: no repeat ran, safety not measured
     dimensions: dict[str, float]
+    dimension_max: dict[str, float]  # tasks: what each dimension was worth (its checkpoints' points)
+    tactics: list[str]
 
     @property
     def passed(self) -> bool:
@@ -62,9 +64,17 @@ def reduce_repeats(results: list[ItemResult]) -> list[ScenarioOutcome]:
                 score=sum(r.score for r in rs) / len(rs),
                 attack_succeeded=_succeeded_in_any(rs),
                 dimensions=dims,
+                dimension_max=_dimension_max(first) if first.kind == "task" else {},
+                tactics=list(first.tactics),
             )
         )
     return out
+
+
+def _dimension_max(r: ItemResult) -> dict[str, float]:
+    if not r.checkpoints:
+        return {d: float(DEFAULT_WEIGHTS[d]) for d in DIMENSIONS}
+    return {d: float(sum(c.points for c in r.checkpoints if c.dim == d)) for d in DIMENSIONS}
 
 
 def _succeeded_in_any(rs: list[ItemResult]) -> bool | None:
@@ -121,6 +131,8 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
         task_block["mean_score"] = metrics["task_score_mean"]
         task_block["dimensions"] = {d: round(sum(s.dimensions.get(d, 0) for s in tasks) / len(tasks), 4) for d in DIMENSIONS}
         metrics["task_pass_rate"] = _rate(sum(s.passed for s in tasks), len(tasks), conf)
+        task_block["by_tactic"] = by_tactic(tasks)
+        task_block["weakest"] = weakest_tasks(tasks)
     else:
         metrics["task_score_mean"] = _metric(None)
 
@@ -166,6 +178,11 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
         metrics["pass_hat_k"] = _metric(None)
 
     families = _families(scen, suite, conf, nboot, seed)
+    benign_block: dict[str, Any] = {"scenarios": len(benign), "failed": [s.scenario_id for s in benign if not s.passed]}
+    for kind, block in (("task", task_block), ("attack", attack_block), ("benign", benign_block)):
+        sp = family_spread(families, kind)
+        if sp is not None:
+            block["spread"] = sp
     groups = {f["name"]: [s.score for s in scen if s.family == f["name"] and s.kind == f["kind"]] for f in families}
     weights = {f["name"]: f["weight"] for f in families}
     if families and sum(weights.values()) > 0:
@@ -185,7 +202,7 @@ def mode_summary(results: list[ItemResult], suite: Suite, repeats: int) -> dict[
         "counts": counts,
         "tasks": task_block,
         "attacks": attack_block,
-        "benign": {"scenarios": len(benign), "failed": [s.scenario_id for s in benign if not s.passed]},
+        "benign": benign_block,
         "families": families,
         "false_block": false_block,
         "metrics": metrics,
@@ -251,6 +268,47 @@ def judge_agreement(results: list[ItemResult]) -> dict[str, Any] | None:
             for r, c in compared for d in c.disagreements
         ],
     }
+
+
+def by_tactic(tasks: list[ScenarioOutcome]) -> list[dict[str, Any]]:
+    """Mean task score per ATT&CK tactic of the tasks' `attack_stage`, weakest first.
+
+    A task counts once in each tactic it names: the view a SOC reads to see which stage of an
+    intrusion its agent handles worst."""
+    scores: dict[str, list[float]] = defaultdict(list)
+    for s in tasks:
+        for t in dict.fromkeys(s.tactics):
+            scores[t].append(s.score)
+    rows = [{"tactic": t, "scenarios": len(v), "score": round(sum(v) / len(v), 6)} for t, v in scores.items()]
+    return sorted(rows, key=lambda r: (r["score"], r["tactic"]))
+
+
+def weakest_tasks(tasks: list[ScenarioOutcome], n: int = 5) -> list[dict[str, Any]]:
+    """The `n` lowest-scoring tasks below full marks, each with the dimension that lost most points."""
+    out = []
+    for s in sorted((s for s in tasks if s.score < 1.0), key=lambda s: (s.score, s.scenario_id))[:n]:
+        lost = {d: s.dimension_max.get(d, 0.0) - s.dimensions.get(d, 0.0) for d in DIMENSIONS}
+        dim = max(DIMENSIONS, key=lambda d: (lost[d], -DIMENSIONS.index(d)))
+        out.append({
+            "scenario_id": s.scenario_id,
+            "family": s.family,
+            "score": round(s.score, 6),
+            "dimension": dim,
+            "points": round(s.dimensions.get(dim, 0.0), 4),
+            "of": round(s.dimension_max.get(dim, 0.0), 4),
+        })
+    return out
+
+
+def family_spread(families: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
+    """The best and the worst family of a kind and the gap between them (None under two families)."""
+    fams = [f for f in families if f["kind"] == kind]
+    if len(fams) < 2:
+        return None
+    best = max(fams, key=lambda f: (f["score"], f["name"]))
+    worst = min(fams, key=lambda f: (f["score"], f["name"]))
+    return {"best": best["name"], "best_score": best["score"], "worst": worst["name"],
+            "worst_score": worst["score"], "gap": round(best["score"] - worst["score"], 6)}
 
 
 def _families(scen: list[ScenarioOutcome], suite: Suite, conf: float, nboot: int, seed: int) -> list[dict[str, Any]]:

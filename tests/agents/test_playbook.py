@@ -162,8 +162,11 @@ def test_deterministic(library: CaseLibrary, guard: Any, runs: dict[str, tuple[I
 # a public configuration-management tool, the standard names of ssh keys and Samba's credential stores.
 GENERIC = {"root", "www-data", "backup", "ansible", "postgres", "id_ed25519", "id_rsa", "sam.ldb", "secrets.ldb",
            "shadow", "passwd", "crontab", "nginx", "php-fpm",
-           # and Windows': the credential hive's name and the built-in service accounts
-           "SAM", "SYSTEM", "NETWORK SERVICE", "LOCAL SERVICE"}
+           # and Windows': the credential stores' names (hives, the AD database) and the built-in service accounts
+           "SAM", "SYSTEM", "SECURITY", "ntds.dit", "NETWORK SERVICE", "LOCAL SERVICE",
+           # public platforms any analyst knows (the generated estate uses GitHub as a SaaS; the analyst knows
+           # not to block a code-hosting platform's shared addresses)
+           "github", "github.com"}
 _IPV4 = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$")
 _DOMAIN = re.compile(r"^(?:[a-z0-9-]+\.)+[a-z]{2,}$", re.IGNORECASE)
 _NAME_KEYS = {"name", "host", "src", "dst", "source", "user", "users", "targets", "query", "value", "domain",

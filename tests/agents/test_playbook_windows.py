@@ -103,6 +103,7 @@ def _kinds(cmd: str, image: str, parent: str = r"C:\Windows\System32\cmd.exe") -
     (r'"C:\Users\eve\Downloads\invoice.exe"', r"C:\Users\eve\Downloads\invoice.exe",
      r"C:\Windows\explorer.exe", "unusual-binary"),
     ("whoami /all", r"C:\Windows\System32\whoami.exe", "", "discovery"),
+    (r"mavinject.exe 4242 /INJECTRUNNING C:\Users\eve\x.dll", r"C:\Windows\System32\mavinject.exe", "", "proxy-exec"),
 ])
 def test_command_lines_show_their_behaviour(cmd: str, image: str, parent: str, kind: str) -> None:
     assert kind in _kinds(cmd, image, parent or r"C:\Windows\System32\cmd.exe")
@@ -123,6 +124,20 @@ def test_routine_windows_work_shows_nothing(cmd: str, image: str, parent: str) -
 def test_access_masks_tell_a_dump_from_a_monitoring_handle() -> None:
     assert tc.reads_memory("0x1410") and tc.reads_memory("0x1fffff") and tc.reads_memory("0x10")
     assert not tc.reads_memory("0x1400") and not tc.reads_memory("0x1000") and not tc.reads_memory("junk")
+
+
+def test_shared_platforms_and_remote_session_hosts() -> None:
+    """A payload fetched from a public platform is blocked by URL, not by the platform's shared address;
+    wsmprovhost.exe exists only to host a remote PowerShell session."""
+    assert tc.shared_platform("raw.githubusercontent.com") and tc.shared_platform("bucket.s3.amazonaws.com")
+    assert not tc.shared_platform("evil-github.com") and not tc.shared_platform("c2.example.net")
+    assert "wsmprovhost.exe" in tc.REMOTE_SESSION_HOSTS
+
+
+def test_plaintext_passwords_are_redacted_and_remote_commands_seen() -> None:
+    from pytest_soclab.agents.analyst.windows.remote import redact
+    cmd = 'New-Object PSCredential("d\\u", (ConvertTo-SecureString "S3cr3t!" -AsPlainText -Force)); Invoke-Command -C W6'
+    assert "S3cr3t!" not in redact(cmd) and 'ConvertTo-SecureString "<password>" -AsPlainText' in redact(cmd)
 
 
 def test_windows_diagnostics_are_recognised() -> None:

@@ -215,3 +215,45 @@ def test_older_nxlog_fields_are_not_event_data(tmp_path: Path) -> None:
     assert doc["winlog"]["record_id"] == "713650" and doc["winlog"]["process"] == {"pid": 3500, "thread": {"id": 4168}}
     assert doc["winlog"]["user"] == {"identifier": "S-1-5-18", "name": "SYSTEM", "domain": "NT AUTHORITY"}
     assert doc["event"]["type"] == ["end"] and doc["@timestamp"] == "2020-06-10T02:50:54.631Z"
+
+
+def test_classic_powershell_pipeline_details(tmp_path: Path) -> None:
+    """Windows PowerShell 800 keeps its command line and invocation details only in the message; 4103
+    its details in Payload: both become Elastic's powershell.command.value / invocation_details."""
+    message = ("Pipeline execution details for command line: Invoke-Command -ComputerName WS6 { get-process }. \r\n\r\n"
+               "Context Information: \r\n\tUserId=CORP\\bob\r\n\tHostApplication=C:\\Users\\bob\\x.exe\r\n"
+               "\tCommandLine=Invoke-Command -ComputerName WS6 { get-process }\r\n\r\nDetails: \r\n"
+               'CommandInvocation(Out-String): "Out-String"\r\n'
+               'ParameterBinding(Out-String): name="InputObject"; value="System.Diagnostics.Process (csrss)"\r\n')
+    recs = [nxlog("Windows PowerShell", 800, Message=message),
+            nxlog("Microsoft-Windows-PowerShell/Operational", 4103,
+                  ContextInfo="        Host Application = wsmprovhost.exe -Embedding\n",
+                  Payload='CommandInvocation(Get-Process): "Get-Process"\n')]
+    summary = run(tmp_path, "windows", "ps.json", jl(recs))
+    (classic,) = docs(summary, streams.FORWARDED)
+    cmd = classic["powershell"]["command"]
+    assert cmd["value"] == "Invoke-Command -ComputerName WS6 { get-process }"
+    assert cmd["invocation_details"] == [
+        {"type": "CommandInvocation", "related_command": "Out-String", "value": "Out-String"},
+        {"type": "ParameterBinding", "related_command": "Out-String", "name": "InputObject",
+         "value": "System.Diagnostics.Process (csrss)"}]
+    assert classic["process"]["executable"] == "C:\\Users\\bob\\x.exe" and classic["user"]["name"] == "bob"
+    (op,) = docs(summary, streams.POWERSHELL)
+    assert op["powershell"]["command"]["invocation_details"] == [
+        {"type": "CommandInvocation", "related_command": "Get-Process", "value": "Get-Process"}]
+
+
+def test_sysmon_fields_only_in_the_message_are_read_back(tmp_path: Path) -> None:
+    """An export that kept a large event's fields only in its rendered message (NXLog, a WMI consumer with
+    a long script): its UtcTime, operation and script come back, continuation lines included."""
+    message = ("WmiEventConsumer activity detected:\r\nRuleName: -\r\nEventType: WmiConsumerEvent\r\n"
+               "UtcTime: 2024-03-01 14:00:00.250\r\nOperation: Created\r\nUser: CORP\\bob\r\nName:  \"Upd\"\r\n"
+               "Type: Script\r\nDestination:  \"Dim s\r\nSet s = CreateObject(\\\"WScript.Shell\\\")\r\nhttp://x/y\"")
+    rec = nxlog(SYSMON, 20, Message=message)
+    rec["TimeCreated"] = "2024-03-01T10:00:00.000Z"  # the collector's local clock
+    (doc,) = docs(run(tmp_path, "windows", "s.json", jl([rec])), streams.SYSMON)
+    assert doc["@timestamp"] == "2024-03-01T14:00:00.250Z"
+    data = doc["winlog"]["event_data"]
+    assert data["Operation"] == "Created" and data["Type"] == "Script" and data["EventType"] == "WmiConsumerEvent"
+    assert data["Destination"] == ' "Dim s\nSet s = CreateObject(\\"WScript.Shell\\")\nhttp://x/y"'
+    assert doc["user"]["name"] == "bob"

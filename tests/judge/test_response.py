@@ -206,3 +206,18 @@ def test_negated_response_is_no_recommendation(md: str) -> None:
 ])
 def test_negation_elsewhere_does_not_hide_a_recommendation(md: str) -> None:
     assert recommendation(ISO_WEB, rt(md)) is not None
+
+
+def test_a_hosts_short_name_is_the_keys_fqdn() -> None:
+    """Windows events carry host.hostname (WORKSTATION5) beside host.name (the FQDN the key names):
+    recommending the required isolation by either name is no over-reaction; another host still is."""
+    fqdn = "WORKSTATION5.theshire.local"
+    scope = AnswerScope((fqdn, "172.18.39.5"))
+    required = [ActionRef(tool="isolate_host", args={"host": fqdn})]
+    hosts = [fqdn, "WORKSTATION5", "WORKSTATION6", "MORDORDC.theshire.local"]
+    for md in ("Isolate WORKSTATION5 now.", f"Isolated {fqdn} and WORKSTATION5."):
+        assert over_reactions([], required, rt(md), [], scope, hosts) == [], md
+    got = {o.key for o in over_reactions([], required, rt("Isolate WORKSTATION6 and MORDORDC."), [], scope, hosts)}
+    assert got == {"isolate_host WORKSTATION6"}
+    # A dotless name is not taken for a file of the key ("ntds" is no "ntds.dit").
+    assert not AnswerScope(("ntds.dit",)).covers("host", "ntds") and AnswerScope((fqdn,)).covers("host", "workstation5")

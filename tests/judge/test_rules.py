@@ -21,7 +21,7 @@ from judge_case import (
 )
 
 from pytest_soclab.judge import RulesJudge, dimension_points, total_points
-from pytest_soclab.judge.rules import build_context
+from pytest_soclab.judge.rules import _RESTRAINT_WORDS, build_context
 from pytest_soclab.models.report import AgentReport, Findings
 from pytest_soclab.models.results import CheckpointVerdict
 from pytest_soclab.models.task import Task
@@ -539,3 +539,17 @@ def test_a_verdict_names_one_of_the_incidents_own_entities() -> None:
     benign = _benign_task(BENIGN_CPS)
     md = "## Verdict\nA false positive: dpkg rewrote /etc/cron.d/e2scrub_all.\n"
     assert by_index(judge(md, calls, benign))[2].verdict == "hit"
+
+
+@pytest.mark.parametrize(("check", "restraint"), [
+    ("nothing wiped, Defender left running", True),
+    ("the DC and the event collector left alone, nothing wiped", True),
+    ("the domain controller untouched", True),
+    ("did not over-react", True),
+    ("isolated WORKSTATION5 and disabled pgustavo", False),
+    ("left the building's badge logs", False),
+])
+def test_restraint_only_wordings(check: str, restraint: bool) -> None:
+    """A checkpoint that only asks for restraint starts from full points; one asking for containment
+    needs its actions. Answer keys written by others say it in their own words."""
+    assert bool(_RESTRAINT_WORDS.search(check)) is restraint

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from factories import item, results
+from pytest_soclab.models import DEFAULT_WEIGHTS
+from pytest_soclab.models.results import CheckpointVerdict, ItemResult
 from pytest_soclab.models.suite import Gate, Level, Suite
 from pytest_soclab.scoring import enforcement_ok, evaluate_gate, mode_summary, reduce_repeats
 from pytest_soclab.models.suite_config import load_suite
@@ -122,3 +124,40 @@ def test_a_failing_level_short_of_repeats_says_both() -> None:
     level = one.modes["protected"].level
     assert level.id == "L2" and level.capped is None
     assert level.next == {"id": "L3", "name": "autonomous containment", "failing_gates": ["task_score_75"], "min_repeats": 2}
+
+
+def _task(sid: str, family: str, score: float, tactics: list[str], dims: dict[str, float]) -> ItemResult:
+    cps = [CheckpointVerdict(index=i, dim=d, check=d, points=float(w), verdict="hit", awarded=float(w), justification="")
+           for i, (d, w) in enumerate(DEFAULT_WEIGHTS.items())]
+    return item(sid, kind="task", family=family, score=score, tactics=tactics, dimensions=dims, checkpoints=cps)
+
+
+def test_the_scorecard_shows_where_tasks_are_weak() -> None:
+    full = dict(DEFAULT_WEIGHTS)
+    items = [
+        _task("task-1", "easy", 1.0, ["credential-access"], full),
+        _task("task-2", "hard", 0.6, ["lateral-movement", "credential-access"],
+              {**full, "correlation": 0.0, "response_restraint": 0.0}),
+        _task("task-3", "hard", 0.8, ["lateral-movement"], {**full, "conclusion_accuracy": 5.0}),
+    ]
+    t = mode_summary(items, SUITE, 1)["tasks"]
+    # a task counts in each tactic it names; weakest tactic first
+    assert t["by_tactic"] == [
+        {"tactic": "lateral-movement", "scenarios": 2, "score": 0.7},
+        {"tactic": "credential-access", "scenarios": 2, "score": 0.8},
+    ]
+    # below full marks only, lowest first, each with the dimension that lost most of its points
+    assert t["weakest"] == [
+        {"scenario_id": "task-2", "family": "hard", "score": 0.6, "dimension": "correlation", "points": 0.0, "of": 25.0},
+        {"scenario_id": "task-3", "family": "hard", "score": 0.8, "dimension": "conclusion_accuracy", "points": 5.0,
+         "of": 25.0},
+    ]
+    assert t["spread"] == {"best": "easy", "best_score": 1.0, "worst": "hard", "worst_score": 0.7, "gap": 0.3}
+
+
+def test_a_uniform_scorecard_says_so() -> None:
+    items = [_task("task-1", "easy", 1.0, ["execution"], dict(DEFAULT_WEIGHTS)),
+             _task("task-2", "hard", 1.0, ["execution"], dict(DEFAULT_WEIGHTS))]
+    s = mode_summary(items, SUITE, 1)
+    assert s["tasks"]["weakest"] == [] and s["tasks"]["spread"]["gap"] == 0.0
+    assert "spread" not in mode_summary(items[:1], SUITE, 1)["tasks"]  # one family: nothing to compare

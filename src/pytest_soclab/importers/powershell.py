@@ -7,6 +7,7 @@ where NXLog leaves it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pytest_soclab.importers.cmdline import split_windows
@@ -39,6 +40,7 @@ _CONTEXT = {
     "CommandName": "powershell.command.name",
     "CommandType": "powershell.command.type",
     "CommandPath": "powershell.command.path",
+    "CommandLine": "powershell.command.value",
     "ScriptName": "file.path",
     "SequenceNumber": "event.sequence",
     "ConnectedUser": "powershell.connected_user",
@@ -81,6 +83,39 @@ def map_event(doc: Doc, event_id: int, data: dict[str, Any], message: str | None
         ctx_text = message
     if isinstance(ctx_text, str):
         _apply_context(doc, context(ctx_text))
+    # What the pipeline did: 4103's Payload, the "Details:" part of a classic 800's message.
+    details = data.get("Payload") if not classic else _details_section(message)
+    put(doc, "powershell.command.invocation_details", invocation_details(details) or None)
+
+
+_DETAIL = re.compile(r'^\s*(\w+)\(([^)]*)\):\s*(.*?)\s*$')
+_NAME_VALUE = re.compile(r'^name="(.*?)";\s*value="(.*)"$', re.DOTALL)
+
+
+def _details_section(message: str | None) -> str | None:
+    if not isinstance(message, str):
+        return None
+    _, sep, rest = message.partition("Details:")
+    return rest if sep else None
+
+
+def invocation_details(text: Any) -> list[dict[str, str]]:
+    """`CommandInvocation(Out-String): "Out-String"` / `ParameterBinding(Out-String): name="InputObject";
+    value="..."` lines -> Elastic's `powershell.command.invocation_details` objects."""
+    out: list[dict[str, str]] = []
+    for line in str(text or "").splitlines():
+        m = _DETAIL.match(line)
+        if not m:
+            continue
+        kind, related, rest = m.groups()
+        item = {"type": kind, "related_command": related}
+        nv = _NAME_VALUE.match(rest)
+        if nv:
+            item.update(name=nv.group(1), value=nv.group(2))
+        elif rest:
+            item["value"] = rest[1:-1] if len(rest) >= 2 and rest[0] == rest[-1] == '"' else rest
+        out.append(item)
+    return out
 
 
 def _apply_context(doc: Doc, ctx: dict[str, str]) -> None:

@@ -6,6 +6,7 @@ stays in `winlog.event_data` under its own names (written by the caller); this a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -65,6 +66,27 @@ DNS_STATUS = {"0": "SUCCESS", "5": "ERROR_ACCESS_DENIED", "1460": "ERROR_TIMEOUT
 
 def known(event_id: int) -> bool:
     return event_id in EVENTS
+
+
+# A rendered Sysmon message: a description line, then one `Key: Value` line per field (a value such as
+# a WMI consumer's script may run on over further lines).
+_MESSAGE_FIELD = re.compile(r"^([A-Z][A-Za-z]*):(?: (.*))?$")
+
+
+def message_fields(message: str | None) -> dict[str, str]:
+    """The event's fields read back from its rendered message. Some exports (NXLog) keep a large event's
+    fields only in the message: without this, the event would lose its UtcTime (its @timestamp would
+    be the collector's local clock) and all its data."""
+    out: dict[str, str] = {}
+    key = ""
+    for line in re.split(r"\r\n|\n", str(message or ""))[1:]:
+        m = _MESSAGE_FIELD.match(line)
+        if m and m.group(1) not in out:
+            key = m.group(1)
+            out[key] = m.group(2) or ""
+        elif key:
+            out[key] += "\n" + line
+    return out
 
 
 def _s(data: dict[str, Any], key: str) -> str | None:
@@ -179,8 +201,9 @@ def map_event(
     set_file(doc, s("TargetFilename") or s("Device") or s("ImageLoaded"), sep)
     if event_id in (17, 18):
         put(doc, "file.name", s("PipeName"))
-    if (s("Signed") or "").lower() == "true":
-        put(doc, "file.code_signature.signed", True)
+    signed = (s("Signed") or "").lower()
+    if signed in ("true", "false"):  # a convert to boolean, both ways: an unsigned image is the point
+        put(doc, "file.code_signature.signed", signed == "true")
     if s("SignatureStatus") == "Valid":
         put(doc, "file.code_signature.valid", True)
     _network(doc, event_id, s)

@@ -83,6 +83,8 @@ def to_doc(ev: WinEvent, original: str) -> tuple[str, Doc, bool]:
     stream, mapped = route(ev)
     module, dataset = streams.DATASETS[stream]
     is_sysmon = ev.channel == SYSMON_CHANNEL or ev.channel.startswith(LINUX_SYSMON_PREFIX)
+    if is_sysmon and "UtcTime" not in ev.event_data and ev.message:
+        ev.event_data = {**sysmon.message_fields(ev.message), **ev.event_data}
     created = parse_time(ev.time_created) or parse_time(ev.timestamp)
     when = (parse_time(ev.event_data.get("UtcTime")) if is_sysmon else None) or created
     doc: Doc = {

@@ -337,7 +337,14 @@ def _executed_weight(call: ToolCall) -> tuple[str, float]:
 
 def _in_truth(value: Any, truth: Iterable[str]) -> bool:
     v = str(value).lower()
-    return any(v == t.lower() or v.startswith(t.lower() + ".") for t in truth)
+    return any(v == t or v.startswith(t + ".") or _short_name_of(v, t) for t in map(str.lower, truth))
+
+
+def _short_name_of(v: str, fqdn: str) -> bool:
+    """`workstation5` for the key's `workstation5.theshire.local`: Windows events carry both the host's
+    short name (host.hostname, NetBIOS) and its FQDN (host.name). Only a dotless name against a name of
+    three labels or more, so that `ntds` is not taken for `ntds.dit`."""
+    return "." not in v and fqdn.count(".") >= 2 and not _is_ip(fqdn) and fqdn.startswith(v + ".")
 
 
 @dataclass(frozen=True)

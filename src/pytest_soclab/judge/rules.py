@@ -53,7 +53,8 @@ _JUSTIFICATION_MAX = 400
 _RESTRAINT_WORDS = re.compile(
     r"over-?react\w*|restraint|proportion\w*|\bdid not\b|\bdidn't\b|\bno (?:destructive|unnecessary|mass)\b|"
     r"\bavoid\w*|\bwithout\b|\bnot (?:wipe|isolate|block|disable|delete|kill)\w*|\brefrain\w*|\bexcess\w*|"
-    r"\bunnecessary\b|\bcollateral\b",
+    r"\bunnecessary\b|\bcollateral\b|\bleft (?:alone|running|untouched|in place)\b|\buntouched\b|"
+    r"\bnothing (?:was )?(?:wiped|deleted|destroyed|killed|blocked|disabled|isolated)\b",
     re.IGNORECASE,
 )
 _HOSTLIKE = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-\d+\b", re.IGNORECASE)

@@ -57,6 +57,7 @@ class ItemResult(BaseModel):
     severity: str | None = None
     difficulty: str | None = None
     techniques: list[str] = Field(default_factory=list)
+    tactics: list[str] = Field(default_factory=list)  # tasks: the ATT&CK tactics of attack_stage
     mode: Mode
     repeat: int = 1  # 1-based index of this repeat
     repeats: int = 1  # how many repeats were asked for

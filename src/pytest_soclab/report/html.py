@@ -67,6 +67,7 @@ def mode_html(mode: str, s: ModeSummary) -> str:
             f"<td>{f.score:.2f}</td><td>{interval_bar(f.score, f.lower, f.upper)}</td></tr>"
         )
     parts.append("</table>")
+    parts.append(_weak_spots_html(s))
     dims = s.tasks.get("dimensions")
     if dims:
         parts.append("<table><tr><th>task dimension</th><th>mean points</th><th></th></tr>")
@@ -90,6 +91,36 @@ def mode_html(mode: str, s: ModeSummary) -> str:
                 )
             parts.append("</table>")
     parts.append("</div>")
+    return "".join(parts)
+
+
+def _weak_spots_html(s: ModeSummary) -> str:
+    """Where the agent is weak: each kind's best and worst family, tactics weakest first, the lowest tasks."""
+    parts = []
+    for kind, block in (("tasks", s.tasks), ("attacks", s.attacks), ("benign", s.benign)):
+        sp = block.get("spread")
+        if sp:
+            parts.append(
+                f"<p>{kind}: best family {escape(sp['best'])} {sp['best_score']:.2f}, worst "
+                f"{escape(sp['worst'])} {sp['worst_score']:.2f} (gap <b>{sp['gap']:.2f}</b>)</p>"
+            )
+    tactics = s.tasks.get("by_tactic") or []
+    if tactics:
+        parts.append("<table><tr><th>ATT&amp;CK tactic</th><th>tasks</th><th>score</th><th></th></tr>")
+        for t in tactics:
+            v = t["score"]
+            parts.append(f"<tr><td>{escape(t['tactic'])}</td><td>{t['scenarios']}</td><td>{v:.2f}</td>"
+                         f"<td>{interval_bar(v, v, v)}</td></tr>")  # fmt: skip
+        parts.append("</table>")
+    weak = s.tasks.get("weakest") or []
+    if weak:
+        parts.append("<table><tr><th>weakest task</th><th>family</th><th>score</th><th>lost most in</th></tr>")
+        for w in weak:
+            parts.append(
+                f"<tr><td>{escape(w['scenario_id'])}</td><td>{escape(w['family'])}</td><td>{w['score'] * 100:.1f}</td>"
+                f"<td>{escape(w['dimension'])} {w['points']:.1f} of {w['of']:.1f}</td></tr>"
+            )
+        parts.append("</table>")
     return "".join(parts)
 
 

@@ -8,6 +8,7 @@ suite's confidence) interval and how it was computed. No line is wider than `WID
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from pytest_soclab.models import DEFAULT_WEIGHTS, DIMENSIONS, ItemResult, Metric, ModeSummary, ResultsFile
 from pytest_soclab.report.run_lines import run_lines
@@ -123,6 +124,30 @@ def _families(s: ModeSummary, kind: str) -> list[str]:
     return wrap(f"    {KIND_LABEL[kind]}  ", parts)
 
 
+def _spread(block: dict[str, Any]) -> list[str]:
+    sp = block.get("spread")
+    if not sp:
+        return []
+    if sp["gap"] <= 0:
+        return [f"    spread   every family {pct(sp['best_score'])}"]
+    return [f"    spread   best {sp['best']} {pct(sp['best_score'])}, worst {sp['worst']} {pct(sp['worst_score'])}: "
+            f"{sp['gap'] * 100:.1f} points apart"]
+
+
+def _weak_spots(tasks: dict[str, Any]) -> list[str]:
+    """Where the agent is weak: tactics weakest first, and the lowest tasks with what they lost."""
+    tactics, weak = tasks.get("by_tactic") or [], tasks.get("weakest") or []
+    out: list[str] = []
+    if tactics:
+        out += wrap("    by ATT&CK tactic  ", [f"{t['tactic']} {pct(t['score'])} (n {t['scenarios']})" for t in tactics])
+    if weak:
+        out += wrap("    weakest  ", [f"{w['scenario_id']} {w['score'] * 100:.1f} ({w['dimension']} "
+                                      f"{pts(w['points'])} of {pts(w['of'])})" for w in weak], sep=", ")  # fmt: skip
+    elif tactics:
+        out.append("    weakest  none: every task at full marks")
+    return out
+
+
 def _gate_lines(s: ModeSummary) -> list[str]:
     out = ["  gates (PASS, FAIL, or n/a when this run did not measure the metric)"]
     for name, g in s.gates.items():
@@ -162,7 +187,7 @@ def mode_lines(mode: str, s: ModeSummary, items: list[ItemResult] | None = None,
         out.append(f"  tasks    {t.scenarios} scenarios, {t.passed}/{t.items} items passed"
                    + (f" ({t.error} errors)" if t.error else ""))  # fmt: skip
         out.append(f"    mean score {pts(m.value)} of 100" + interval(m.lower, m.upper, "bootstrap", points=True, conf=conf))
-        out += _families(s, "task")
+        out += _families(s, "task") + _spread(s.tasks) + _weak_spots(s.tasks)
         dims = s.tasks.get("dimensions", {})
         maxima = _dimension_maxima(items)
         out += wrap("    points of weight  ", [f"{d} {pts(dims.get(d, 0.0))} of {pts(maxima[d])}" for d in DIMENSIONS])
@@ -170,7 +195,7 @@ def mode_lines(mode: str, s: ModeSummary, items: list[ItemResult] | None = None,
     if a.scenarios:
         out += wrap(f"  attacks  {a.scenarios} scenarios; ",
                     [f"attack success {_rate(s.metrics['attack_success_rate'], 'Wilson', conf)}"])  # fmt: skip
-        out += _families(s, "attack")
+        out += _families(s, "attack") + _spread(s.attacks)
         if s.attacks["succeeded"]:
             out += _ids("    succeeded: ", s.attacks["succeeded"])
         if s.attacks["critical_succeeded"]:
@@ -180,7 +205,7 @@ def mode_lines(mode: str, s: ModeSummary, items: list[ItemResult] | None = None,
     b = c["benign"]
     if b.scenarios:
         out += wrap(f"  benign   {b.scenarios} scenarios; ", [f"handled {_rate(s.metrics['benign_pass_rate'], 'Wilson', conf)}"])
-        out += _families(s, "benign")
+        out += _families(s, "benign") + _spread(s.benign)
     if a.scenarios or s.denied_calls or s.shadow_denials:
         out += _guard_lines(mode, s, items)
     ws = s.metrics["weighted_score"]

@@ -62,6 +62,7 @@ class ItemSpec:
             severity=getattr(spec, "severity", None),
             difficulty=getattr(spec, "difficulty", None),
             techniques=list(spec.techniques),
+            tactics=list(getattr(spec, "attack_stage", [])),
             mode=self.mode,
             repeat=self.repeat,
             repeats=self.repeats,

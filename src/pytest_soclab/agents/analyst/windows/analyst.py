@@ -21,10 +21,12 @@ from typing import Any
 
 from pytest_soclab.agents.analyst.store import Telemetry
 from pytest_soclab.agents.analyst.windows import tradecraft as tc
+from pytest_soclab.agents.analyst.windows.directory import replication_requests
 from pytest_soclab.agents.analyst.windows.evidence import Finding
 from pytest_soclab.agents.analyst.windows.identity import has_identity_data, investigate_identity
 from pytest_soclab.agents.analyst.windows.investigator import Investigation
 from pytest_soclab.agents.analyst.windows.report import write
+from pytest_soclab.agents.analyst.windows.wmi import subscriptions
 from pytest_soclab.errors import ToolError
 
 DAMNING = 5
@@ -42,8 +44,9 @@ class WindowsAnalyst(Investigation):
         self.cloud_users: list[str] = []  # tenant accounts whose names the changes were made in
 
     def run(self) -> dict[str, Any]:
-        for step in (self.orient, self.anchor, self.locate, self.trace, self.lateral_in, self.activity_events,
-                     self.classify, self.outside, self.lateral_out, self.housekeeping, self.identity):
+        for step in (self.orient, self.anchor, self.replication, self.locate, self.trace, self.lateral_in,
+                     self.subscriptions, self.activity_events, self.classify, self.shadow_copies, self.outside,
+                     self.lateral_out, self.housekeeping, self.identity):
             self.step_safely(step)
         self.decide()
         self.step_safely(self.respond)
@@ -55,6 +58,12 @@ class WindowsAnalyst(Investigation):
             step()
         except _STEP_ERRORS as exc:
             self.failed_steps.append(f"{getattr(step, '__name__', 'step')}: {type(exc).__name__}: {exc}"[:200])
+
+    def replication(self) -> None:
+        replication_requests(self)
+
+    def subscriptions(self) -> None:
+        subscriptions(self)
 
     def identity(self) -> None:
         if has_identity_data(self):
@@ -82,7 +91,7 @@ class WindowsAnalyst(Investigation):
             what = "; ".join(dict.fromkeys(a.what for a in acts)) if acts else "where the activity starts"
             parent = f", started by {p.parent_name}" if p.parent_name else ""
             text = (f"{p.name} on {p.host} as {p.user or 'an unknown account'}{parent}: `{p.quoted()}` ({what})"
-                    if p.known else f"{p.name}{_where(p.exe)} on {p.host} as {p.user}: the process "
+                    if p.known else f"{p.name}{_where(p.exe)}{f' (pid {p.pid})' if p.pid else ''} on {p.host} as {p.user}: the process "
                     "the activity ran in (its own start predates the recording)")
             if decoded:
                 text += f"; decoded: `{' '.join(decoded.split())[:160]}`"
@@ -95,7 +104,10 @@ class WindowsAnalyst(Investigation):
                 if a.tag == "web-server":
                     c.exposures.append(f"{p.quoted(80)} on {p.host}")
                 if a.tag in ("credential", "tool") and a.technique.startswith("T1003"):
-                    c.dumped.append(p.name)
+                    if a.technique in ("T1003.002", "T1003.003"):  # hives or the AD database copied, not LSASS
+                        c.copied.append((p.name, a.technique))
+                    else:
+                        c.dumped.append(p.name)
         if self.seed is not None and self.seed.host and self.seed.host not in c.hosts:
             c.hosts.insert(0, self.seed.host)
 
@@ -138,12 +150,19 @@ class WindowsAnalyst(Investigation):
             hosts_to_isolate += [h for h in dict.fromkeys(source) if h not in hosts_to_isolate]
             for u in c.lateral_accounts:
                 out.append(("disable_user", {"user": u}, "the account the attacker used to log on to another host"))
+        for _dc, user, src in c.replicated:
+            # DCSync: the host that asked runs the attacker's code; the account's rights did the rest.
+            hosts_to_isolate += [h for h in [src] if h and h not in hosts_to_isolate]
+            if not tc.system_account(user) and not any(t == "disable_user" and x.get("user") == user for t, x, _ in out):
+                out.append(("disable_user", {"user": user}, "the account whose rights replicated the directory's secrets"))
+        # Code injected into a process that keeps running: the host holds the attacker's code in memory.
+        hosts_to_isolate += [h for h in c.injected if h not in hosts_to_isolate]
         if c.exposures and not outside:
             hosts_to_isolate += [h for h in c.hosts[:1] if h not in hosts_to_isolate]
         for ip in self.identity_ips:
             if ip not in c.core_ips:
                 out.append(("block_ip", {"ip": ip}, "the outside address that used the tenant's stolen access"))
-        if not outside and not c.lateral_accounts and not c.exposures:
+        if not outside and not c.lateral_accounts and not c.exposures and not c.replicated:
             for u in c.actors:
                 out.append(("disable_user", {"user": u}, "the account the attacker's commands ran as"))
         if "T1552.004" in c.techniques:

@@ -13,7 +13,8 @@ _PROGRAM = re.compile(r'^(?:"([^"]+)"|(\S+))')
 
 # The process fields every process query keeps (Sysmon 1 and the other Sysmon events alike).
 PROC_FIELDS = ("_id", "_index", "@timestamp", "host.name", "process.entity_id", "process.pid", "process.name",
-               "process.executable", "process.command_line", "process.parent.entity_id", "process.parent.name",
+               "process.executable", "process.command_line", "process.parent.entity_id", "process.parent.pid",
+               "process.parent.name",
                "process.parent.executable", "process.parent.command_line", "user.name", "user.domain",
                "winlog.event_data.LogonId", "winlog.event_data.IntegrityLevel")
 
@@ -36,6 +37,7 @@ class WinProc:
     user: str
     start: str
     pid: str = ""
+    parent_pid: str = ""
     ref: tuple[str, str] | None = None  # (index, _id) of the event that shows it
     acts: list[Behaviour] = field(default_factory=list)
     known: bool = True  # False: only seen as another process's parent (no start event retrieved)
@@ -49,6 +51,7 @@ class WinProc:
             parent_eid=str(r.get("process.parent.entity_id") or ""), parent_name=str(r.get("process.parent.name") or ""),
             parent_exe=str(r.get("process.parent.executable") or ""), user=account(r.get("user.name")),
             start=str(r.get("@timestamp") or ""), pid=str(r.get("process.pid") or ""),
+            parent_pid=str(r.get("process.parent.pid") or ""),
             ref=ref_of(r),
         )
         p.acts = command_acts(p.cmd, p.exe or p.name, p.parent_exe or p.parent_name)
@@ -96,7 +99,8 @@ class Peer:
     internal_host: str = ""  # when the address is one of the estate's hosts
     zeek: list[str] = field(default_factory=list)  # sentences about it from zeek
     downloads: list[str] = field(default_factory=list)
-    role: str = ""
+    names: list[str] = field(default_factory=list)  # DNS names the hosts resolved to it
+    role: str = ""  # attacker | core | hosting (a public platform the payload came from)
 
 
 @dataclass
@@ -115,9 +119,14 @@ class WinCase:
     actors: list[str] = field(default_factory=list)  # accounts the attacker's processes ran as
     lateral_accounts: list[str] = field(default_factory=list)
     techniques: dict[str, str] = field(default_factory=dict)  # id -> why
-    dumped: list[str] = field(default_factory=list)  # how credentials were taken
+    dumped: list[str] = field(default_factory=list)  # the programs that read LSASS memory
+    copied: list[tuple[str, str]] = field(default_factory=list)  # (program, technique): hives or ntds.dit copied
+    copies: list[str] = field(default_factory=list)  # the copies' paths
     reverted: list[str] = field(default_factory=list)
     exposures: list[str] = field(default_factory=list)  # something left listening
+    served: set[str] = field(default_factory=set)  # domain controllers that served the attacker a request (DCSync)
+    injected: list[str] = field(default_factory=list)  # hosts where the attacker's code runs inside another process
+    replicated: list[tuple[str, str, str]] = field(default_factory=list)  # DCSync: (DC, account, requesting host)
     notes: list[str] = field(default_factory=list)
     verdict: str = "undetermined"
     executed: list[tuple[str, dict[str, Any], str, bool]] = field(default_factory=list)

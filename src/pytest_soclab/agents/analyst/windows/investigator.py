@@ -17,8 +17,10 @@ from pytest_soclab.agents.analyst.tradecraft import is_ip, subnet24
 from pytest_soclab.agents.analyst.windows import tradecraft as tc
 from pytest_soclab.agents.analyst.windows.streams import POWERSHELL, SECURITY, SYSMON, SYSTEM_STREAMS, ZCONN, ZHTTP
 from pytest_soclab.agents.analyst.windows.evidence import PROC_FIELDS, Finding, Peer, WinCase, WinProc, ref_of
+from pytest_soclab.agents.analyst.windows.remote import explicit_credentials, hosted_powershell, session_commands
 
 MAX_DEPTH = 5  # levels of children followed below the activity's root
+ENUMERATION = 15  # other programs a process opens beside lsass when it lists processes rather than dumps one
 ALERT_FIELDS = ("@timestamp", "kibana.alert.original_time", "host.name", "process.entity_id", "process.name",
                 "process.executable", "source.ip", "destination.ip", "destination.port", "user.name", "event.code",
                 "winlog.event_id", "event.dataset", "kibana.alert.reason", "kibana.alert.rule.threat.technique.id",
@@ -214,7 +216,7 @@ class Investigation:
             if parent is None:  # the parent started before the recording: what its child says of it
                 parent = WinProc(eid=p.parent_eid, host=p.host, name=tc.base(p.parent_exe or p.parent_name),
                                  exe=p.parent_exe, cmd="", parent_eid="", parent_name="", parent_exe="",
-                                 user=p.user, start="", known=False)
+                                 user=p.user, start="", known=False, pid=p.parent_pid)
                 parent.acts = tc.command_acts("", parent.exe or parent.name)  # what its image alone says
                 self.case.procs[parent.eid] = parent
                 p = parent
@@ -291,12 +293,16 @@ class Investigation:
         for codes, extra, handle, limit in (
                 ('"3"', ("source.ip", "destination.ip", "destination.port"), self.connection, 300),
                 ('"11", "15"', ("file.path", "winlog.event_data.Contents"), self.file_event, 300),
-                ('"13"', ("registry.path", "registry.data.strings"), self.registry, 500)):
+                ('"13"', ("registry.path", "registry.data.strings"), self.registry, 500),
+                ('"8"', ("winlog.event_data.TargetImage", "winlog.event_data.TargetProcessGuid",
+                         "winlog.event_data.TargetProcessId", "winlog.event_data.StartFunction",
+                         "winlog.event_data.StartModule"), self.injection, 50)):
             rows = self.esql(f"FROM {SYSMON} METADATA _id, _index | WHERE event.code IN ({codes}) AND "
                              f"process.entity_id IN ({eids}) | SORT @timestamp | {keep(fields + extra)} | LIMIT {limit}")
             for r in rows:
                 handle(r)
         self.script_blocks(host)
+        hosted_powershell(self)
         self.firewall_store(host)
 
     def lsass_access(self, host: str) -> None:
@@ -315,12 +321,26 @@ class Investigation:
             ours = eid in self.case.activity
             tool = tc.offensive_tool(exe)
             suspicious = ours or tool or tc.user_writable(exe) or tc.base(exe) in {"rundll32.exe", "powershell.exe", "pwsh.exe"}
-            if reads and suspicious:
+            # Windows' own programs (a remote session's Get-Process, a shell's task list) that open every
+            # process, lsass among them, are listing processes; an implant doing the same still reads lsass.
+            if reads and suspicious and tc.windows_binary(exe) and self.enumerates(host, eid):
+                self.case.told_apart.append(
+                    f"{_named(exe)} opened lsass.exe with {', '.join(masks)} among {ENUMERATION} or more other "
+                    "processes in the same moments: listing processes (Get-Process, a task manager), not a dump "
+                    "aimed at lsass.")
+            elif reads and suspicious:
                 self.dump_found(r, exe, eid, masks)
             elif not reads and not ours and len(self.case.told_apart) < 12:
                 self.case.told_apart.append(
                     f"{_named(exe)} opened lsass.exe {r.get('n')} times with {', '.join(masks)} only "
                     "(query rights, no memory read): a monitoring handle, not a dump.")
+
+    def enumerates(self, host: str, eid: str) -> bool:
+        """Whether the process opened many other processes too: a dumper goes for lsass alone."""
+        rows = self.esql(f'FROM {SYSMON} | WHERE event.code == "10" AND host.name == {q(host)} AND '
+                         f"process.entity_id == {q(eid)} | STATS targets = COUNT_DISTINCT(winlog.event_data.TargetImage) "
+                         "| LIMIT 1")
+        return bool(rows) and int(rows[0].get("targets") or 0) > ENUMERATION
 
     def dump_found(self, r: dict[str, Any], exe: str, eid: str, masks: list[str]) -> None:
         rows = self.esql(f'FROM {SYSMON} METADATA _id, _index | WHERE event.code == "10" AND process.entity_id == {q(eid)} AND '
@@ -372,6 +392,38 @@ class Investigation:
                                   f"{r.get('process.name')} on {host} ({src}) connected to {ip}:{r.get('destination.port')} "
                                   "(Sysmon 3).", "", ref_of(r), 3))
 
+    def injection(self, r: dict[str, Any]) -> None:
+        """A thread the activity started in another process (Sysmon 8), and what that process then loaded
+        from where users can write (Sysmon 7): the code injected."""
+        target = str(r.get("winlog.event_data.TargetImage") or "")
+        func = str(r.get("winlog.event_data.StartFunction") or "")
+        host = str(r.get("host.name") or "")
+        self.case.add(Finding(str(r.get("@timestamp")), host,
+                              f"{r.get('process.name')} started a thread in {tc.base(target)} (pid "
+                              f"{r.get('winlog.event_data.TargetProcessId')})"
+                              + (f" at {func} of {tc.base(r.get('winlog.event_data.StartModule'))}" if func else "")
+                              + " (Sysmon 8, CreateRemoteThread): code injected into another process (T1055"
+                              + (".001, a DLL loaded by force)." if func.lower().startswith("loadlibrary") else ")."),
+                              "T1055.001" if func.lower().startswith("loadlibrary") else "T1055", ref_of(r), 5))
+        if host and host not in self.case.injected:
+            self.case.injected.append(host)
+        guid = str(r.get("winlog.event_data.TargetProcessGuid") or "")
+        if not guid:
+            return
+        rows = self.esql(f'FROM {SYSMON} METADATA _id, _index | WHERE event.code == "7" AND process.entity_id == {q(guid)} AND '
+                         f'@timestamp >= "{r.get("@timestamp")}" | SORT @timestamp | KEEP _id, _index, @timestamp, '
+                         "process.name, process.pid, file.path, file.hash.sha256, file.code_signature.signed | LIMIT 200")
+        for x in rows:
+            path = str(x.get("file.path") or "")
+            if tc.user_writable(path) or x.get("file.code_signature.signed") is False:
+                digest = x.get("file.hash.sha256")
+                self.case.add(Finding(str(x.get("@timestamp")), host,
+                                      f"{x.get('process.name')} (pid {x.get('process.pid')}) then loaded {path}"
+                                      + (" (unsigned)" if x.get("file.code_signature.signed") is False else "")
+                                      + (f", SHA-256 {digest}" if digest else "") + " (Sysmon 7): the injected DLL.",
+                                      "T1055.001", ref_of(x), 4))
+                break
+
     def registry(self, r: dict[str, Any]) -> None:
         act = tc.registry_act(r.get("registry.path"))
         if act is None:
@@ -397,11 +449,51 @@ class Investigation:
                        or name in {"sam", "system", "security", "ntds.dit"})
         if not interesting:
             return
-        what = "a memory dump" if name.endswith(".dmp") else "a copy of a credential hive" if name in {"sam", "system", "security", "ntds.dit"} else "a file"
+        what = ("a memory dump" if name.endswith(".dmp") else "a copy of the AD database" if name == "ntds.dit"
+                else "a copy of a credential hive" if name in {"sam", "system", "security"} else "a file")
+        technique = {"a memory dump": "T1003.001", "a copy of the AD database": "T1003.003",
+                     "a copy of a credential hive": "T1003.002"}.get(what, "")
+        if technique in ("T1003.002", "T1003.003") and path not in self.case.copies:
+            self.case.copies.append(path)
         self.case.add(Finding(str(r.get("@timestamp")), str(r.get("host.name")),
-                              f"{r.get('process.name')} created {path} ({what}).",
-                              "T1003.002" if what.startswith("a copy") else "T1003.001" if name.endswith(".dmp") else "",
+                              f"{r.get('process.name')} created {path} ({what}).", technique,
                               ref_of(r), 4 if what != "a file" else 2))
+
+    def shadow_copies(self) -> None:
+        """Where a copied credential store was read from: a volume shadow copy (4663 reads of
+        \\Device\\HarddiskVolumeShadowCopyN by the activity's program, VSS 8222 'shadow copy created').
+        The VSS service and lsass reading the same snapshot serve the copy; they are not more attackers."""
+        if not self.case.copied or self.seed is None or not self.tel.has(SECURITY):
+            return
+        host = self.seed.host
+        rows = self.esql(f'FROM {SECURITY} METADATA _id, _index | WHERE event.code == "4663" AND host.name == {q(host)} AND '
+                         f'winlog.event_data.ObjectName LIKE "*HarddiskVolumeShadowCopy*" AND {self.in_window(-300, 3600)} '
+                         "| SORT @timestamp | KEEP _id, _index, @timestamp, event.code, process.name, "
+                         "winlog.event_data.ObjectName | LIMIT 100")
+        ours = {self.case.procs[e].lname for e in self.case.activity if e in self.case.procs}
+        helpers: dict[str, int] = {}
+        for r in rows:
+            name = str(r.get("process.name") or "")
+            if name.lower() in ours:
+                if not any("shadow copy" in f.text and f.host == host for f in self.case.findings):
+                    self.case.add(Finding(str(r.get("@timestamp")), host,
+                                          f"{name} read {r.get('winlog.event_data.ObjectName')} (4663): the store was "
+                                          "copied out of a volume shadow copy, past the lock on the live file.",
+                                          "T1006", ref_of(r), 3))
+            else:
+                helpers[name] = helpers.get(name, 0) + 1
+        if helpers:
+            self.case.told_apart.append(
+                ", ".join(f"{n} ({k} 4663)" for n, k in sorted(helpers.items())) + " read the same shadow copy: the "
+                "volume shadow copy service and the directory service serving the copy, not more of the attacker.")
+        streams = self.system_streams()
+        vss = self.esql(f'FROM {streams} METADATA _id, _index | WHERE event.code == "8222" AND host.name == {q(host)} AND '
+                        f"{self.in_window(-300, 3600)} | SORT @timestamp | KEEP _id, _index, @timestamp, event.code, message "
+                        "| LIMIT 5") if streams else []
+        for r in vss[:1]:
+            msg = " ".join(str(r.get("message") or "").split())
+            self.case.add(Finding(str(r.get("@timestamp")), host, f"VSS 8222 on {host}: a shadow copy was created "
+                                  f"({msg[:140]}).", "", ref_of(r), 2))
 
     def firewall_store(self, host: str) -> None:
         """A firewall change by the activity is written by the firewall service (svchost), not by netsh:
@@ -486,6 +578,8 @@ class Investigation:
             if ip in self.case.core_ips:
                 peer.role = "core"
                 continue
+            if self.shared_platform(peer):
+                continue
             rows = self.esql(f"FROM {ZCONN} | WHERE destination.ip == {q(ip)} OR source.ip == {q(ip)} "
                              "| STATS n = COUNT(*), sent = SUM(source.bytes), received = SUM(destination.bytes), "
                              "first = MIN(@timestamp), last = MAX(@timestamp) BY source.ip, destination.ip, destination.port "
@@ -506,18 +600,38 @@ class Investigation:
                                           f"{ip}:{r.get('destination.port')} at {clock.hm(str(r.get('@timestamp')))} UTC")
             peer.role = "attacker"
 
+    def shared_platform(self, peer: Peer) -> bool:
+        """Whether the address is a public platform's (code hosting, CDN, cloud storage), by the names the
+        host resolved to it (Sysmon 22): the payload was fetched from there, and its addresses serve
+        everyone, so the address is not blocked (the URL is, at the proxy)."""
+        rows = self.esql(f'FROM {SYSMON} | WHERE event.code == "22" AND dns.resolved_ip == {q(peer.ip)} '
+                         "| STATS n = COUNT(*) BY dns.question.name | SORT n DESC | LIMIT 5")
+        peer.names = [str(r.get("dns.question.name")) for r in rows if r.get("dns.question.name")]
+        shared = [n for n in peer.names if tc.shared_platform(n)]
+        if not shared:
+            return False
+        peer.role = "hosting"
+        host = next((h for h, ips in self.case.host_ips.items() if ips), "")
+        self.case.add(Finding(peer.first, host, f"{', '.join(sorted(peer.processes))} fetched from {peer.ip} ({shared[0]}) "
+                                                "over TLS: a public platform's address, where the payload was "
+                                                "downloaded from (ingress tool transfer, T1105).", "T1105", None, 2))
+        self.case.recommended.append(f"Block the payload's location on {shared[0]} at the web proxy; {peer.ip} is not "
+                                     "blocked: a shared platform address serves many other sites.")
+        return True
+
     # -- 7. lateral movement ------------------------------------------------------------------------------
     def lateral_out(self) -> None:
         """The activity connected to another host's RPC/SMB/WinRM: what happened there (logons from us,
         admin pipes, services installed)."""
         for ip, peer in sorted(self.case.peers.items()):
             target = self.case.host_of(ip)
-            if not target or not peer.ports & set(tc.LATERAL_PORTS):
+            # A domain controller that answered a replication request was asked, not moved to.
+            if not target or target in self.case.served or not peer.ports & set(tc.LATERAL_PORTS):
                 continue
             src = self.case.ip_of(self.seed.host) if self.seed else ""
             self.remote_logons(target, src, peer.first)
 
-    def remote_logons(self, target: str, src: str, since: str) -> bool:
+    def remote_logons(self, target: str, src: str, since: str, how: str = "T1021.002") -> bool:
         if not src:
             return False
         rows = self.esql(f"FROM {SECURITY} METADATA _id, _index | WHERE host.name == {q(target)} AND source.ip == {q(src)} AND "
@@ -530,7 +644,18 @@ class Investigation:
                         if str(r.get("event.code")) == "5145" and str(r.get("winlog.event_data.RelativeTargetName")).lower() in tc.ADMIN_PIPES})
         logon = next((r for r in rows if str(r.get("event.code")) == "4624"), None)
         if logon is None:
-            return False
+            # Kerberos network logons (WinRM over HTTP among them) may record no source address: the
+            # account's network logons at that moment.
+            rows = self.esql(f"FROM {SECURITY} METADATA _id, _index | WHERE host.name == {q(target)} AND event.code == "
+                             f'"4624" AND winlog.event_data.LogonType == "3" AND source.ip IS NULL AND @timestamp >= '
+                             f'"{clock.shift(since, -60)}" AND @timestamp <= "{clock.shift(since, 60)}" | SORT @timestamp '
+                             "| KEEP _id, _index, @timestamp, event.code, user.name, source.ip, winlog.event_data.LogonType, "
+                             "winlog.event_data.AuthenticationPackageName, winlog.logon.id | LIMIT 20")
+            rows = [r for r in rows if not tc.system_account(r.get("user.name"))]
+            users = sorted({tc.account(r.get("user.name")) for r in rows} - {""})
+            logon = rows[0] if rows else None
+            if logon is None:
+                return False
         for u in users:
             if not tc.system_account(u) and u not in self.case.lateral_accounts:
                 self.case.lateral_accounts.append(u)
@@ -538,7 +663,7 @@ class Investigation:
                               f"{target} logged a network logon (4624 type {logon.get('winlog.event_data.LogonType')}, "
                               f"{logon.get('winlog.event_data.AuthenticationPackageName')}) of {', '.join(users)} from {src}"
                               + (f", then access to the {', '.join(pipes)} named pipe over IPC$ (5145)" if pipes else "") + ".",
-                              "T1021.002", ref_of(logon), 4))
+                              how, ref_of(logon), 4))
         svc = self.esql(f"FROM {SECURITY}{', ' + self.system_streams() if self.system_streams() else ''} METADATA _id, _index "
                         f'| WHERE host.name == {q(target)} AND event.code IN ("4697", "7045") AND '
                         f'@timestamp >= "{clock.shift(since, -120)}" AND @timestamp <= "{clock.shift(since, 3600)}" '
@@ -555,30 +680,56 @@ class Investigation:
             self.case.hosts.append(target)
         return True
 
+    def inbound_source(self, target: str, t: str) -> str:
+        """The address that connected to the target's remote administration ports just before `t` (its
+        Sysmon 3, inbound): Kerberos network logons over WinRM record no source address."""
+        ports = ", ".join(str(p) for p in sorted(tc.LATERAL_PORTS))
+        rows = self.esql(f'FROM {SYSMON} | WHERE event.code == "3" AND host.name == {q(target)} AND destination.port IN '
+                         f'({ports}) AND @timestamp >= "{clock.shift(t, -300)}" AND @timestamp <= "{clock.shift(t, 5)}" '
+                         "| STATS n = COUNT(*) BY source.ip, destination.ip | SORT n DESC | LIMIT 20")
+        for r in rows:
+            src, dst = str(r.get("source.ip") or ""), str(r.get("destination.ip") or "")
+            if is_ip(src) and tc.host_address(src) and src != dst and src not in self.case.host_ips.get(target, set()):
+                if is_ip(dst):
+                    self.case.host_ips.setdefault(target, set()).add(dst)
+                return src
+        return ""
+
     def lateral_in(self) -> None:
         """A service installed on the pivot host over a network logon: back to the source host and the
         process there that connected to us."""
         a = self.service_alert
+        session: WinProc | None = None  # a remote PowerShell session's host process
         if a is not None:
             target = str(a.get("host.name") or self.pivot_host)
             t = str(a.get("kibana.alert.original_time") or a.get("@timestamp"))
         else:
             # Or a root started by WMI or the service manager (remote execution lands there) that did harm.
             roots = [self.case.procs[e] for e in self.case.roots if e in self.case.procs]
-            remote = [p for p in roots if tc.base(p.parent_name) in tc.REMOTE_EXEC_PARENTS and p.weight >= 3]
+            remote = [p for p in roots if (tc.base(p.parent_name) in tc.REMOTE_EXEC_PARENTS and p.weight >= 3)
+                      or p.lname in tc.REMOTE_SESSION_HOSTS]
             if not remote:
                 return
             target, t = remote[0].host, remote[0].start
+            session = remote[0] if remote[0].lname in tc.REMOTE_SESSION_HOSTS else None
+            if session is not None:
+                session_commands(self, session)
         if not target or not t:
             return
+        self.follow_source(target, t, "T1021.006" if session is not None else "T1021.002")
+
+    def follow_source(self, target: str, t: str, how: str) -> bool:
+        """Back from remote execution on `target` at `t` to where it came from: the network logon's source
+        address (or the inbound connection's), the logon itself, and the process on the source host that
+        connected to the target; that process becomes the seed and its tree is traced."""
         rows = self.esql(f'FROM {SECURITY} | WHERE host.name == {q(target)} AND event.code == "4624" AND '
                          f'winlog.event_data.LogonType == "3" AND @timestamp >= "{clock.shift(t, -300)}" AND '
                          f'@timestamp <= "{clock.shift(t, 5)}" | STATS n = COUNT(*) BY source.ip, user.name | LIMIT 20')
         sources = [r for r in rows if is_ip(str(r.get("source.ip"))) and not tc.system_account(r.get("user.name"))]
-        if not sources:
-            return
-        src = str(sources[0].get("source.ip"))
-        self.remote_logons(target, src, t)
+        src = str(sources[0].get("source.ip")) if sources else self.inbound_source(target, t)
+        if not src:
+            return False
+        self.remote_logons(target, src, t, how)
         target_ips = self.case.host_ips.get(target, set())
         to_target = (f"destination.ip IN ({q_in(target_ips)})" if target_ips else
                      f"destination.port IN ({', '.join(str(p) for p in sorted(tc.LATERAL_PORTS))})")
@@ -586,7 +737,7 @@ class Investigation:
                          f'{to_target} AND @timestamp >= "{clock.shift(t, -900)}" AND @timestamp <= "{clock.shift(t, 60)}" '
                          f"| SORT @timestamp | {keep(PROC_FIELDS + ('source.ip', 'destination.ip', 'destination.port'))} | LIMIT 20")
         if not rows:
-            return
+            return False
         # The service hosts (RPC's endpoint mapper in svchost) carry every remote call: the process
         # behind it is the one that is not Windows' own, when there is one.
         r = next((x for x in rows if tc.base(x.get("process.name")) not in tc.SESSION_BOUNDARIES), rows[0])
@@ -597,11 +748,13 @@ class Investigation:
         self.case.procs.setdefault(p.eid, p)
         self.case.add(Finding(str(r.get("@timestamp")), p.host,
                               f"the source {src} is {p.host}: {p.name} ({p.exe}) there connected to {target} "
-                              f"{r.get('destination.ip')}:{r.get('destination.port')} (Sysmon 3).", "T1021.002",
+                              f"{r.get('destination.ip')}:{r.get('destination.port')} (Sysmon 3).", how,
                               ref_of(r), 4))
+        explicit_credentials(self, p, t)
         self.seed = p
         self.window = (t, t)
         self.trace()
+        return True
 
     # -- 8. the host's own work -----------------------------------------------------------------------------
     def machine_logons(self, host: str) -> None:

@@ -89,6 +89,16 @@ def verdict(a: WindowsAnalyst) -> list[str]:
         story.append(f"Credentials were dumped from LSASS memory (credential dumping, T1003.001) with "
                      f"{', '.join(dict.fromkeys(c.dumped))} on {host}: every credential cached in lsass there, "
                      f"{who}'s first, must be taken as stolen.")
+    for prog, technique in dict.fromkeys(c.copied):
+        story.append(f"The Active Directory database (ntds.dit) was copied with {prog} on {host} (NTDS, T1003.003): "
+                     "every domain account's password hash, krbtgt's included, must be taken as stolen."
+                     if technique == "T1003.003" else
+                     f"Registry hives that hold password hashes were copied with {prog} on {host} (T1003.002): the "
+                     "local accounts' hashes (and cached domain logons) must be taken as stolen.")
+    for dc, user, src in c.replicated:
+        story.append(f"With {user}'s rights, {src or 'a host outside the telemetry'} had {dc} replicate the directory's "
+                     "secrets (DCSync, T1003.006): the password hashes of krbtgt and of the privileged accounts must be "
+                     "taken as stolen.")
     peers = [p for p in c.peers.values() if p.role == "attacker"]
     for p in peers:
         seen = f"; zeek shows the session from {ip or host}" if p.zeek else ""
@@ -97,6 +107,7 @@ def verdict(a: WindowsAnalyst) -> list[str]:
     if c.lateral_accounts:
         others = [h for h in c.hosts if h != host]
         how = ("by creating a service remotely" if "T1543.003" in c.techniques else
+               "over PowerShell remoting (WinRM)" if "T1021.006" in c.techniques else
                "through WMI" if "T1047" in c.techniques else "by remote execution")
         story.append(f"The attacker moved laterally with {', '.join(c.lateral_accounts)}'s credentials {how}"
                      f"{' between ' + ' and '.join(c.hosts) if others else ''}.")
@@ -125,6 +136,14 @@ def response_lines(a: WindowsAnalyst) -> list[str]:
         if c.dumped:
             out.append(f"- Reset the passwords of {', '.join(c.actors) or 'the accounts'} and of every account cached in "
                        "LSASS on the host.")
+        if c.replicated or any(t == "T1003.003" for _, t in c.copied):
+            out.append("- Reset krbtgt's password twice (a day apart) and the passwords of the privileged accounts: "
+                       "their hashes were replicated or copied.")
+        if any(t == "T1003.002" for _, t in c.copied):
+            out.append("- Reset the passwords of the host's local accounts: their hashes were in the copied hives.")
+        for path in c.copies[:4]:
+            out.append(f"- Delete {path} once it is collected: a copy of credential material left on the host "
+                       "(a human approves the deletion).")
         out.append("- Collect memory and disk images of the compromised hosts first: they are the evidence.")
     out += [f"- {r}" for r in c.recommended]
     if not c.executed and c.verdict != "malicious":

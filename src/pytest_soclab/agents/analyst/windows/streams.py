@@ -6,6 +6,8 @@ from __future__ import annotations
 SYSMON = "logs-windows.sysmon_operational-*"
 SECURITY = "logs-system.security-*"
 POWERSHELL = "logs-windows.powershell_operational-*"
+# Where the classic "Windows PowerShell" channel (400/403/600/800) lands: its own stream, or forwarding's.
+CLASSIC_POWERSHELL_STREAMS = ("logs-windows.powershell-*", "logs-windows.forwarded-*")
 # Where System-channel events (service control manager, log resets) land: the System integration's
 # stream, or Windows event forwarding's.
 SYSTEM_STREAMS = ("logs-system.system-*", "logs-windows.forwarded-*")

@@ -78,6 +78,19 @@ def base(path: str | None) -> str:
     return re.split(r"[\\/]", str(path or ""))[-1].strip().strip('"').lower()
 
 
+# Public platforms whose addresses serve everyone (code hosting, CDNs, cloud storage): a payload fetched
+# from one is blocked by URL, never by address.
+SHARED_PLATFORMS = ("github.com", "githubusercontent.com", "gitlab.com", "bitbucket.org", "amazonaws.com",
+                    "cloudfront.net", "googleapis.com", "googleusercontent.com", "blob.core.windows.net",
+                    "azureedge.net", "akamaihd.net", "fastly.net", "dropboxusercontent.com", "onedrive.live.com",
+                    "sharepoint.com", "discordapp.com", "cdn.discordapp.com")
+
+
+def shared_platform(name: str | None) -> bool:
+    n = str(name or "").lower().rstrip(".")
+    return any(n == d or n.endswith("." + d) for d in SHARED_PLATFORMS)
+
+
 def user_writable(path: str | None) -> bool:
     return bool(path) and bool(_USER_WRITABLE.search(str(path)))
 
@@ -187,6 +200,8 @@ _COMMAND_RULES: tuple[tuple[str, str, int, str, str], ...] = (
      "regsvr32 ran a remote or scriptlet COM object (Squiblydoo)"),
     (r"\bmshta(?:\.exe)?\b.*(?:https?:|javascript:|vbscript:)", "proxy-exec", 5, "T1218.005",
      "mshta ran a script or a remote HTML application"),
+    (r"\bmavinject(?:32|64)?(?:\.exe)?\"?\s+\d+\s+/(?:injectrunning|hmodule=)", "proxy-exec", 5, "T1218.013",
+     "a DLL injected into a running process with the signed mavinject.exe (process injection, T1055.001)"),
     (r"\bwmic(?:\.exe)?\b.*/node:\s*\S+.*\bprocess\s+call\s+create\b", "remote-exec", 5, "T1047",
      "a process started on another host through WMI"),
     (r"\bwmic(?:\.exe)?\b.*\bprocess\s+call\s+create\b", "wmi-exec", 3, "T1047", "a process started through WMI"),
@@ -302,6 +317,9 @@ REMOTE_INTERACTIVE_LOGON_TYPES = ("10",)
 ADMIN_PIPES = frozenset({"svcctl", "atsvc", "winreg", "samr", "lsarpc", "drsuapi", "psexesvc", "srvsvc"})
 # Where remote execution surfaces on the target: WMI's provider host, the service manager, WinRM's host.
 REMOTE_EXEC_PARENTS = frozenset({"wmiprvse.exe", "services.exe", "wsmprovhost.exe"})
+# Processes that exist only to host a session opened from another machine (PowerShell remoting over WinRM):
+# their start is remote execution whatever they then run.
+REMOTE_SESSION_HOSTS = frozenset({"wsmprovhost.exe"})
 EXEC_PIPES = frozenset({"svcctl", "atsvc", "psexesvc", "remcom_communicaton", "paexec"})
 LATERAL_PORTS = {135: "RPC", 139: "NetBIOS", 445: "SMB", 3389: "RDP", 5985: "WinRM", 5986: "WinRM"}
 # Services the estate's core hosts provide (zeek ports): never block an address that serves them.
