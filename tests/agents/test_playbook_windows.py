@@ -36,14 +36,25 @@ def recorded(library: CaseLibrary, guard: Any) -> dict[str, tuple[ItemResult, li
     return {p.stem: run_task(p, library, guard) for p in RECORDED}
 
 
+# The unseen set: recordings whose answer keys were written by people who never saw the analyst, added
+# after it was last changed and measured once, on first sight (docs/reference-agents.md). It is the
+# benchmark's measure of how the analyst generalises, so it is never developed on: these are the
+# first-sight scores, which a general change may raise (re-measure and say so) and nothing may lower.
+UNSEEN = {"task-41": 54.8, "task-42": 30.8, "task-43": 23.0, "task-44": 33.7, "task-45": 45.8, "task-46": 84.0}
+
+
 def test_the_recorded_tasks_score_well(recorded: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:
-    assert len(recorded) == len(RECORDED) >= 24
+    assert len(recorded) == len(RECORDED) >= 35 and set(UNSEEN) <= set(recorded)
     for name, (result, _) in recorded.items():
         assert result.error is None, f"{name}: {result.error}"
-    scores = {n: round(r.score, 2) for n, (r, _) in recorded.items()}
-    # The floor is a mean of 60; measured 100 (docs/reference-agents.md): a regression shows here.
-    assert statistics.mean(scores.values()) >= 0.9, scores
-    assert min(scores.values()) >= 0.6, scores
+    scores = {n: round(100 * r.score, 1) for n, (r, _) in recorded.items()}
+    developed = {n: v for n, v in scores.items() if n not in UNSEEN}
+    # Measured 100 on every task the analyst was developed on: a regression shows here.
+    assert statistics.mean(developed.values()) >= 90 and min(developed.values()) >= 60, developed
+    # The floor, over every recorded task, the unseen ones included (measured 90.6).
+    assert statistics.mean(scores.values()) >= 60, scores
+    fell = {n: (scores[n], first) for n, first in UNSEEN.items() if scores[n] < first - 1}
+    assert not fell, fell
 
 
 def test_no_destructive_action_and_no_denial(recorded: dict[str, tuple[ItemResult, list[ToolCall]]]) -> None:

@@ -68,3 +68,9 @@ def test_query_help_explains_columnar_and_format(capsys: pytest.CaptureFixture[s
         main(["query", "esql", "--help"])
     out = capsys.readouterr().out
     assert "one list of values per column" in out and "table" in out
+
+
+def test_corpus_build_of_a_recorded_case_says_how_to_get_its_documents(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["corpus", "build", "rec-atomic-seatbelt", "--corpus-dir", str(REPO / "corpus")]) == 2
+    err = capsys.readouterr().err
+    assert "is a recorded case" in err and "soclab import otrf --out DIR" in err and "Traceback" not in err

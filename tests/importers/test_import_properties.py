@@ -4,6 +4,7 @@ reported with its line number."""
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -73,3 +74,19 @@ def test_windows_lines(lines: list[tuple[bool, str | bytes]]) -> None:
 @given(st.lists(st.one_of(GOOD_ZEEK.map(lambda x: (True, x)), BAD_ZEEK.map(lambda x: (False, x))), min_size=1, max_size=25))
 def test_zeek_tsv_lines(lines: list[tuple[bool, str]]) -> None:
     _check("zeek", ZEEK_HEADER, lines)
+
+
+FIELD_NAMES = st.from_regex(r"[A-Z][A-Za-z]{1,12}", fullmatch=True)
+# A value's continuation lines never look like a field of their own ("Word: ..."), as in a script.
+VALUE_LINES = st.lists(st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=30)
+                       .filter(lambda t: not re.match(r"[A-Z][A-Za-z]*:(?: |$)", t)), min_size=1, max_size=3)
+
+
+@given(st.dictionaries(FIELD_NAMES, VALUE_LINES, min_size=1, max_size=6))
+def test_sysmon_message_fields_round_trip(fields: dict[str, list[str]]) -> None:
+    """Sysmon's rendered message (a description, then `Key: Value` lines) gives its fields back."""
+    from pytest_soclab.importers.sysmon import message_fields
+
+    message = "Something detected:\r\n" + "\r\n".join(f"{k}: " + "\n".join(v) for k, v in fields.items())
+    got = message_fields(message)
+    assert got == {k: "\n".join(v) for k, v in fields.items()}

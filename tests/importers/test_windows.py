@@ -257,3 +257,25 @@ def test_sysmon_fields_only_in_the_message_are_read_back(tmp_path: Path) -> None
     assert data["Operation"] == "Created" and data["Type"] == "Script" and data["EventType"] == "WmiConsumerEvent"
     assert data["Destination"] == ' "Dim s\nSet s = CreateObject(\\"WScript.Shell\\")\nhttp://x/y"'
     assert doc["user"]["name"] == "bob"
+
+
+def test_channel_names_are_case_insensitive(tmp_path: Path) -> None:
+    """Windows channel names are case-insensitive: an export's "security" is the Security log."""
+    rec = nxlog("security", 4624, TargetUserName="dave", TargetDomainName="CORP", LogonType="3",
+                IpAddress="192.0.2.44", IpPort="49999")
+    summary = run(tmp_path, "windows", "c.json", jl([rec]))
+    (doc,) = docs(summary, streams.SECURITY)
+    assert doc["winlog"]["channel"] == "Security" and doc["source"]["ip"] == "192.0.2.44"
+    assert not summary.unmapped
+
+
+def test_a_sysmon_pid_the_export_overwrote_is_read_back(tmp_path: Path) -> None:
+    """NXLog's own ProcessID (the Sysmon service's pid) took the place of Sysmon's ProcessId: the
+    event's pid comes back from its message; the fields present stay as they are."""
+    message = ("Registry value set:\r\nRuleName: -\r\nEventType: SetValue\r\nUtcTime: 2024-03-01 10:00:00.500\r\n"
+               f"ProcessGuid: {PROC_GUID}\r\nProcessId: 716\r\nImage: C:\\x.exe\r\n")
+    rec = nxlog(SYSMON, 13, UtcTime="2024-03-01 10:00:00.500", ProcessGuid=PROC_GUID, ProcessID="3168",
+                Image="C:\\x.exe", TargetObject="HKLM\\System\\x", Details="DWORD (0x00000002)", Message=message)
+    (doc,) = docs(run(tmp_path, "windows", "p.json", jl([rec])), streams.SYSMON)
+    assert doc["process"]["pid"] == 716 and doc["winlog"]["event_data"]["EventType"] == "SetValue"
+    assert doc["registry"]["path"] == "HKLM\\System\\x"

@@ -69,6 +69,12 @@ def _build(args: argparse.Namespace) -> int:
     if args.scale < 0:
         raise SoclabError("--scale must not be negative")
     case_dir = _resolve(args.case, args.corpus_dir)
+    if is_recorded(case_dir if case_dir.is_dir() else case_dir.parent):
+        rec = load_recorded(case_dir if case_dir.is_dir() else case_dir.parent)
+        files = " ".join(str(f) for f in rec.recording.files)
+        raise SoclabError(f"{rec.id} is a recorded case: nothing to generate. It is imported from its recording when "
+                          f"first used (pytest, soclab query/serve/mcp/load); to convert the recording yourself: "
+                          f"soclab import {rec.recording.importer} --out DIR {files} (paths under the corpus directory)")
     recipe = load_case(case_dir)
     out = args.out or Path("build") / "corpus" / recipe.id
     bar = None if args.quiet or not sys.stderr.isatty() else _Bar(recipe.id)

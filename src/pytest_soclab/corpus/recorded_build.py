@@ -45,11 +45,28 @@ def clock_offsets(files: dict[str, Path]) -> dict[str, int]:
         host = doc.get("host", {}).get("name")
         if ts is not None and created is not None and host:
             diffs.setdefault(host, []).append(ts - created)
-    return {h: round(statistics.median(d) / 60_000) * 60_000 for h, d in diffs.items()}
+    out = {h: round(statistics.median(d) / 60_000) * 60_000 for h, d in diffs.items()}
+    if out:
+        # A channel may name a host by its short name (WORKSTATION6 for WORKSTATION6.corp.local); a host
+        # without Sysmon (a domain controller) was logged by the same collector: the recording's own
+        # offset, the median over its hosts.
+        every = round(statistics.median(out.values()) / 60_000) * 60_000
+        for h, o in list(out.items()):
+            out.setdefault(_short(h), o)
+        out[ANY_HOST] = every
+    return out
+
+
+ANY_HOST = "*"
+
+
+def _short(name: str) -> str:
+    return name.split(".", 1)[0].lower()
 
 
 def _shift(doc: dict[str, Any], offsets: dict[str, int]) -> None:
-    offset = offsets.get(doc.get("host", {}).get("name") or "")
+    name = str(doc.get("host", {}).get("name") or "")
+    offset = offsets.get(name, offsets.get(_short(name), offsets.get(ANY_HOST)))
     ts = to_epoch_ms(doc.get("@timestamp"))
     if offset and ts is not None:
         doc["@timestamp"] = iso_ms(ts + offset)

@@ -73,6 +73,13 @@ def known(event_id: int) -> bool:
 _MESSAGE_FIELD = re.compile(r"^([A-Z][A-Za-z]*):(?: (.*))?$")
 
 
+def fields_lost(data: dict[str, Any]) -> bool:
+    """Whether the export lost some of the event's fields (they are then read back from its message):
+    no UtcTime at all, or no ProcessId beside a ProcessGuid (NXLog, whose field names are
+    case-insensitive, let its own ProcessID overwrite Sysmon's)."""
+    return "UtcTime" not in data or ("ProcessGuid" in data and "ProcessId" not in data)
+
+
 def message_fields(message: str | None) -> dict[str, str]:
     """The event's fields read back from its rendered message. Some exports (NXLog) keep a large event's
     fields only in the message: without this, the event would lose its UtcTime (its @timestamp would

@@ -21,6 +21,13 @@ POWERSHELL_CHANNEL = "Microsoft-Windows-PowerShell/Operational"
 CLASSIC_POWERSHELL_CHANNEL = "Windows PowerShell"
 SYSTEM_CHANNEL = "System"
 LINUX_SYSMON_PREFIX = "Linux-Sysmon"
+# Windows channel names are case-insensitive: some exports write "security" for the Security log.
+_CANONICAL = {c.lower(): c for c in (SYSMON_CHANNEL, SECURITY_CHANNEL, POWERSHELL_CHANNEL, CLASSIC_POWERSHELL_CHANNEL,
+                                     SYSTEM_CHANNEL)}
+
+
+def canonical_channel(channel: str) -> str:
+    return _CANONICAL.get(channel.lower(), channel)
 
 
 def route(ev: WinEvent) -> tuple[str, bool]:
@@ -80,10 +87,11 @@ def _winlog(ev: WinEvent) -> dict[str, Any]:
 
 def to_doc(ev: WinEvent, original: str) -> tuple[str, Doc, bool]:
     """(stream, document, mapped) for one event; `original` is the line it was read from."""
+    ev.channel = canonical_channel(ev.channel)
     stream, mapped = route(ev)
     module, dataset = streams.DATASETS[stream]
     is_sysmon = ev.channel == SYSMON_CHANNEL or ev.channel.startswith(LINUX_SYSMON_PREFIX)
-    if is_sysmon and "UtcTime" not in ev.event_data and ev.message:
+    if is_sysmon and ev.message and sysmon.fields_lost(ev.event_data):
         ev.event_data = {**sysmon.message_fields(ev.message), **ev.event_data}
     created = parse_time(ev.time_created) or parse_time(ev.timestamp)
     when = (parse_time(ev.event_data.get("UtcTime")) if is_sysmon else None) or created
