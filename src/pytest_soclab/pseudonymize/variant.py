@@ -24,8 +24,14 @@ _LABEL = b"pytest-soclab case variant v1:"
 # What a variant's documents are, for the cache key: bump it whenever the same K would give other
 # documents. 2: subnet broadcast addresses kept, product accounts keep their prefix, per-user
 # installs' and hash-named files' names kept, prose "for X" and PowerShell's HostName= no longer
-# names, LocalSystem kept.
-VARIANT_FORMAT = 2
+# names, LocalSystem kept. 3: public platforms' domains kept.
+VARIANT_FORMAT = 3
+# Public platforms whose identity is the point (a payload fetched from code hosting or a cloud bucket): a
+# variant re-keys the case's estate, not the internet's landmarks. Their subdomain labels are still
+# re-keyed (a bucket's or a user's name), like any kept domain; most of the platforms' own suffixes
+# (githubusercontent.com, s3.amazonaws.com) are public suffixes already.
+PUBLIC_PLATFORMS = ("github.com", "gitlab.com", "bitbucket.org", "amazonaws.com", "cloudfront.net", "googleapis.com",
+                    "azureedge.net", "akamaihd.net", "fastly.net", "dropbox.com", "sharepoint.com", "discordapp.com")
 _DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?=T|\b|\s|$)")
 _DOTTED_DATE = re.compile(r"(?<!\d)(\d{4})\.(\d{2})\.(\d{2})(?!\d)")  # backing index names: 2024.05.14
 
@@ -98,7 +104,7 @@ class Variant:
             raise ValueError("variant 0 is the case itself: nothing to transform")
         self.k = k
         self.days = offset_days(k)
-        self.p = Pseudonymizer(variant_key(k))
+        self.p = Pseudonymizer(variant_key(k), keep_domains=PUBLIC_PLATFORMS)
 
     def learn(self, docs: Iterable[dict[str, Any]]) -> None:
         artifacts = ArtifactNames()
