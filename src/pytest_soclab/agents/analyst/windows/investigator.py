@@ -472,10 +472,12 @@ class Investigation:
                          "winlog.event_data.ObjectName | LIMIT 100")
         ours = {self.case.procs[e].lname for e in self.case.activity if e in self.case.procs}
         helpers: dict[str, int] = {}
+        read = False  # the activity's first read from the snapshot is the evidence; the rest repeat it
         for r in rows:
             name = str(r.get("process.name") or "")
             if name.lower() in ours:
-                if not any("shadow copy" in f.text and f.host == host for f in self.case.findings):
+                if not read:
+                    read = True
                     self.case.add(Finding(str(r.get("@timestamp")), host,
                                           f"{name} read {r.get('winlog.event_data.ObjectName')} (4663): the store was "
                                           "copied out of a volume shadow copy, past the lock on the live file.",
